@@ -1,0 +1,159 @@
+/* Architecture layer for AMDGPU (amdgcn-amd-amdhsa), wave32 and wave64 alike. */
+#ifndef DEVRT_ARCH_AMDGCN_H
+#define DEVRT_ARCH_AMDGCN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Calls on AMDGPU cost a kernel the calling convention's registers and a stack; the
+ * runtime's rare paths (raising an exception) are inlined so they cost only what they use.
+ */
+#define DEVRT_ARCH_INLINE __attribute__((always_inline))
+
+/*
+ * __builtin_amdgcn_wavefrontsize() stays an intrinsic in target-independent bitcode and
+ * folds to a constant once the kernel's target is known, so one bitcode serves both widths
+ * and the branch on it costs nothing.
+ */
+static inline uint32_t devrt_arch_wavefront_size(void)
+{
+    return __builtin_amdgcn_wavefrontsize();
+}
+
+static inline uint32_t devrt_arch_lane_id(void)
+{
+    uint32_t low = __builtin_amdgcn_mbcnt_lo(~0u, 0u);
+    if (devrt_arch_wavefront_size() == 32)
+        return low;
+    return __builtin_amdgcn_mbcnt_hi(~0u, low);
+}
+
+static inline uint64_t devrt_arch_ballot(bool predicate)
+{
+    return __builtin_amdgcn_ballot_w64(predicate);
+}
+
+static inline uint64_t devrt_arch_active_mask(void)
+{
+    return devrt_arch_ballot(true);
+}
+
+/* Rank of this lane among the lanes set in mask that precede it. */
+static inline uint32_t devrt_arch_rank_in(uint64_t mask)
+{
+    uint32_t low = __builtin_amdgcn_mbcnt_lo((uint32_t)mask, 0u);
+    if (devrt_arch_wavefront_size() == 32)
+        return low;
+    return __builtin_amdgcn_mbcnt_hi((uint32_t)(mask >> 32), low);
+}
+
+static inline uint32_t devrt_arch_read_first(uint32_t value)
+{
+    return __builtin_amdgcn_readfirstlane(value);
+}
+
+/* AMDGPU wavefronts execute in lock-step: the lanes of a mask are always in sync. */
+static inline void devrt_arch_sync_lanes(uint64_t mask)
+{
+    (void)mask;
+    __builtin_amdgcn_wave_barrier();
+}
+
+static inline void devrt_arch_sleep(void)
+{
+    __builtin_amdgcn_s_sleep(2);
+}
+
+static inline uint64_t devrt_arch_clock(void)
+{
+    return __builtin_readsteadycounter();
+}
+
+__attribute__((noreturn)) static inline void devrt_arch_end_wave(void)
+{
+    __builtin_amdgcn_endpgm();
+}
+
+/* The HSA kernel dispatch packet holds the launch geometry (hsa_kernel_dispatch_packet_t). */
+struct devrt_amdgcn_dispatch {
+    uint16_t header;
+    uint16_t setup;
+    uint16_t workgroup_size[3];
+    uint16_t reserved0;
+    uint32_t grid_size[3];
+};
+
+static inline const __attribute__((address_space(4))) struct devrt_amdgcn_dispatch *
+devrt_amdgcn_dispatch(void)
+{
+    return (const __attribute__((address_space(4))) struct devrt_amdgcn_dispatch *)
+        __builtin_amdgcn_dispatch_ptr();
+}
+
+static inline uint32_t devrt_arch_workitem_id(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __builtin_amdgcn_workitem_id_x();
+    case 1: return __builtin_amdgcn_workitem_id_y();
+    case 2: return __builtin_amdgcn_workitem_id_z();
+    default: return 0;
+    }
+}
+
+static inline uint32_t devrt_arch_workgroup_id(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __builtin_amdgcn_workgroup_id_x();
+    case 1: return __builtin_amdgcn_workgroup_id_y();
+    case 2: return __builtin_amdgcn_workgroup_id_z();
+    default: return 0;
+    }
+}
+
+static inline uint32_t devrt_arch_workgroup_size(uint32_t dim)
+{
+    return dim < 3 ? devrt_amdgcn_dispatch()->workgroup_size[dim] : 1;
+}
+
+/* HSA's grid size counts workitems. */
+static inline uint32_t devrt_arch_grid_size(uint32_t dim)
+{
+    return dim < 3 ? devrt_amdgcn_dispatch()->grid_size[dim] : 1;
+}
+
+static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
+{
+    uint32_t size = devrt_arch_workgroup_size(dim);
+    return (devrt_arch_grid_size(dim) + size - 1) / size;
+}
+
+/* A fence at a clang memory scope; both arguments are constants once inlined. */
+static inline void devrt_arch_fence(int order, int scope)
+{
+#define DEVRT_AMDGCN_FENCE(name)                                                             \
+    do {                                                                                     \
+        if (order == __ATOMIC_ACQUIRE)                                                       \
+            __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, name);                                  \
+        else if (order == __ATOMIC_RELEASE)                                                  \
+            __builtin_amdgcn_fence(__ATOMIC_RELEASE, name);                                  \
+        else                                                                                 \
+            __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, name);                                  \
+    } while (0)
+    switch (scope) {
+    case __MEMORY_SCOPE_WVFRNT: DEVRT_AMDGCN_FENCE("wavefront"); break;
+    case __MEMORY_SCOPE_WRKGRP: DEVRT_AMDGCN_FENCE("workgroup"); break;
+    case __MEMORY_SCOPE_DEVICE: DEVRT_AMDGCN_FENCE("agent"); break;
+    default: DEVRT_AMDGCN_FENCE(""); break;
+    }
+#undef DEVRT_AMDGCN_FENCE
+}
+
+static inline void devrt_arch_barrier(void)
+{
+    devrt_arch_fence(__ATOMIC_RELEASE, __MEMORY_SCOPE_WRKGRP);
+    __builtin_amdgcn_s_barrier();
+    devrt_arch_fence(__ATOMIC_ACQUIRE, __MEMORY_SCOPE_WRKGRP);
+}
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * The architecture layer: the only code in device/ that knows what it runs on. Each
+ * target header provides the same static inline functions (devrt_arch_*) and the atomic
+ * macros below; everything above it is target-free C.
+ *
+ * Scopes name who must observe an atomic: the wave, the workgroup, the device, or the
+ * whole system (host included).
+ */
+#ifndef DEVRT_ARCH_H
+#define DEVRT_ARCH_H
+
+#include <devrt/devrt.h>
+
+#if defined(DEVRT_TARGET_AMDGCN)
+#include "amdgcn.h"
+#elif defined(DEVRT_TARGET_NVPTX)
+#include "nvptx.h"
+#elif defined(DEVRT_TARGET_EMU)
+#include "emu.h"
+#else
+#error "device sources are built for amdgcn, nvptx or emu (define DEVRT_EMU)"
+#endif
+
+#if defined(DEVRT_TARGET_AMDGCN) || defined(DEVRT_TARGET_NVPTX)
+#define DEVRT_SCOPE_WAVE __MEMORY_SCOPE_WVFRNT
+#define DEVRT_SCOPE_WORKGROUP __MEMORY_SCOPE_WRKGRP
+#define DEVRT_SCOPE_DEVICE __MEMORY_SCOPE_DEVICE
+#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_SYSTEM
+#define devrt_atomic_load(p, order, scope) __scoped_atomic_load_n((p), (order), (scope))
+#define devrt_atomic_store(p, v, order, scope) __scoped_atomic_store_n((p), (v), (order), (scope))
+#define devrt_atomic_fetch_add(p, v, order, scope)                                           \
+    __scoped_atomic_fetch_add((p), (v), (order), (scope))
+#define devrt_atomic_fetch_or(p, v, order, scope)                                            \
+    __scoped_atomic_fetch_or((p), (v), (order), (scope))
+#define devrt_atomic_fetch_and(p, v, order, scope)                                           \
+    __scoped_atomic_fetch_and((p), (v), (order), (scope))
+#define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
+    __scoped_atomic_compare_exchange_n((p), (expected), (desired), false, (order),           \
+                                       __ATOMIC_RELAXED, (scope))
+#define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
+#else
+/* On the host every scope is the whole process. */
+#define DEVRT_SCOPE_WAVE 0
+#define DEVRT_SCOPE_WORKGROUP 0
+#define DEVRT_SCOPE_DEVICE 0
+#define DEVRT_SCOPE_SYSTEM 0
+#define devrt_atomic_load(p, order, scope) __atomic_load_n((p), (order))
+#define devrt_atomic_store(p, v, order, scope) __atomic_store_n((p), (v), (order))
+#define devrt_atomic_fetch_add(p, v, order, scope) __atomic_fetch_add((p), (v), (order))
+#define devrt_atomic_fetch_or(p, v, order, scope) __atomic_fetch_or((p), (v), (order))
+#define devrt_atomic_fetch_and(p, v, order, scope) __atomic_fetch_and((p), (v), (order))
+#define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
+    __atomic_compare_exchange_n((p), (expected), (desired), false, (order), __ATOMIC_RELAXED)
+#define devrt_atomic_fence(order, scope) __atomic_thread_fence(order)
+#endif
+
+#endif

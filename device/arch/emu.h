@@ -1,0 +1,109 @@
+/*
+ * Architecture layer for host emulation: lanes are host threads and a wave is one lane,
+ * so every lane-mask operation is exact and trivially in sync. The launch geometry comes
+ * from the devrt_emu_lane the runtime bound to this thread.
+ */
+#ifndef DEVRT_ARCH_EMU_H
+#define DEVRT_ARCH_EMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <devrt/emu.h>
+
+#define DEVRT_ARCH_INLINE
+
+extern _Thread_local struct devrt_emu_lane *devrt_emu_current_lane;
+
+static inline uint32_t devrt_arch_wavefront_size(void)
+{
+    return 1;
+}
+
+static inline uint32_t devrt_arch_lane_id(void)
+{
+    return 0;
+}
+
+static inline uint64_t devrt_arch_ballot(bool predicate)
+{
+    return predicate ? 1u : 0u;
+}
+
+static inline uint64_t devrt_arch_active_mask(void)
+{
+    return 1;
+}
+
+static inline uint32_t devrt_arch_rank_in(uint64_t mask)
+{
+    (void)mask;
+    return 0;
+}
+
+static inline uint32_t devrt_arch_read_first(uint32_t value)
+{
+    return value;
+}
+
+static inline void devrt_arch_sync_lanes(uint64_t mask)
+{
+    (void)mask;
+}
+
+static inline void devrt_arch_sleep(void)
+{
+    struct timespec pause = {0, 1000};
+    nanosleep(&pause, NULL);
+}
+
+static inline uint64_t devrt_arch_clock(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+__attribute__((noreturn)) static inline void devrt_arch_end_wave(void)
+{
+    devrt_emu_current_lane->end_wave(devrt_emu_current_lane);
+}
+
+static inline uint32_t devrt_arch_workitem_id(uint32_t dim)
+{
+    return dim < 3 ? devrt_emu_current_lane->workitem[dim] : 0;
+}
+
+static inline uint32_t devrt_arch_workgroup_id(uint32_t dim)
+{
+    return dim < 3 ? devrt_emu_current_lane->workgroup[dim] : 0;
+}
+
+static inline uint32_t devrt_arch_workgroup_size(uint32_t dim)
+{
+    return dim < 3 ? devrt_emu_current_lane->workgroup_size[dim] : 1;
+}
+
+static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
+{
+    return dim < 3 ? devrt_emu_current_lane->num_workgroups[dim] : 1;
+}
+
+static inline uint32_t devrt_arch_grid_size(uint32_t dim)
+{
+    return devrt_arch_workgroup_size(dim) * devrt_arch_num_workgroups(dim);
+}
+
+static inline void devrt_arch_fence(int order, int scope)
+{
+    (void)scope;
+    __atomic_thread_fence(order);
+}
+
+static inline void devrt_arch_barrier(void)
+{
+    devrt_emu_current_lane->barrier(devrt_emu_current_lane);
+}
+
+#endif

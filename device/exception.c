@@ -1,0 +1,50 @@
+/*
+ * Exceptions: record the first one of a launch and end the wave. The queue is never
+ * trapped, so the process survives and the host reports what happened.
+ */
+#include "arch/arch.h"
+
+static uint32_t flat_workitem(void)
+{
+    return devrt_arch_workitem_id(0) +
+           devrt_arch_workgroup_size(0) *
+               (devrt_arch_workitem_id(1) + devrt_arch_workgroup_size(1) * devrt_arch_workitem_id(2));
+}
+
+static uint64_t flat_workgroup(void)
+{
+    return devrt_arch_workgroup_id(0) +
+           (uint64_t)devrt_arch_num_workgroups(0) *
+               (devrt_arch_workgroup_id(1) +
+                (uint64_t)devrt_arch_num_workgroups(1) * devrt_arch_workgroup_id(2));
+}
+
+DEVRT_ARCH_INLINE void devrt_signal_exception_at(uint32_t code, const char *message, const char *file,
+                               uint32_t line, uint64_t value)
+{
+    struct devrt_exception_record *record = &__devrt_state->exception;
+    if (code == DEVRT_EXCEPTION_NONE || code >= DEVRT_EXCEPTION_CODE_COUNT)
+        code = DEVRT_EXCEPTION_UNKNOWN;
+
+    uint64_t expected = 0;
+    uint64_t word = DEVRT_EXCEPTION_WORD(code, flat_workitem(), flat_workgroup());
+    if (devrt_atomic_cas(&record->word, &expected, word, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM)) {
+        record->line = line;
+        record->message = (uint64_t)(uintptr_t)message;
+        record->file = (uint64_t)(uintptr_t)file;
+        record->value = value;
+        devrt_atomic_store(&record->detail_ready, 1u, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+    }
+    devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+    devrt_arch_end_wave();
+}
+
+DEVRT_ARCH_INLINE void devrt_signal_exception_code(uint32_t code, const char *message)
+{
+    devrt_signal_exception_at(code, message, NULL, 0, 0);
+}
+
+DEVRT_ARCH_INLINE void devrt_signal_exception(void)
+{
+    devrt_signal_exception_at(DEVRT_EXCEPTION_UNKNOWN, NULL, NULL, 0, 0);
+}

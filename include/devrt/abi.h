@@ -1,0 +1,97 @@
+/*
+ * The kernel state ABI: the one block of memory through which device code reaches its
+ * runtime. Device code and the host runtime both include this header; it is the only
+ * description of the layout. docs/abi.md explains the choices.
+ */
+#ifndef DEVRT_ABI_H
+#define DEVRT_ABI_H
+
+#include <stdint.h>
+
+#define DEVRT_STATE_MAGIC 0x54525644u /* "DVRT" read as little-endian bytes */
+
+/* Bump on any change to a layout in this header or in rpc.h. */
+#ifndef DEVRT_ABI_VERSION
+#define DEVRT_ABI_VERSION 1u
+#endif
+
+/* Name of the device global the host looks up after loading a code object. */
+#define DEVRT_STATE_SYMBOL "__devrt_state"
+
+enum devrt_exception_code {
+    DEVRT_EXCEPTION_NONE = 0,
+    DEVRT_EXCEPTION_UNKNOWN = 1,
+    DEVRT_EXCEPTION_BOUNDS,
+    DEVRT_EXCEPTION_DOMAIN,
+    DEVRT_EXCEPTION_OVERFLOW,
+    DEVRT_EXCEPTION_INEXACT,
+    DEVRT_EXCEPTION_ARGUMENT,
+    DEVRT_EXCEPTION_DIVIDE,
+    DEVRT_EXCEPTION_DIMENSION_MISMATCH,
+    DEVRT_EXCEPTION_OUT_OF_MEMORY,
+    DEVRT_EXCEPTION_DOUBLE_FREE,
+    DEVRT_EXCEPTION_INVALID_POINTER,
+    DEVRT_EXCEPTION_DEVICE_ERROR, /* the device broke the runtime's protocol */
+    DEVRT_EXCEPTION_CODE_COUNT
+};
+
+/*
+ * The first exception of a launch, as one word so that "first writer wins" is a single
+ * compare-and-swap from zero:
+ *   bits 63..56  exception code (never 0, so a raised word is never 0)
+ *   bits 55..40  workitem, flattened within its workgroup
+ *   bits 39..0   workgroup, flattened within the grid
+ */
+#define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                      \
+    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                     \
+     ((uint64_t)(workgroup)&0xffffffffffull))
+#define DEVRT_EXCEPTION_WORD_CODE(word) ((uint32_t)((word) >> 56))
+#define DEVRT_EXCEPTION_WORD_WORKITEM(word) ((uint32_t)(((word) >> 40) & 0xffffu))
+#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word)&0xffffffffffull)
+
+/*
+ * The detail is written only by the lane that won the compare-and-swap, then published by
+ * storing detail_ready = 1 with release order. The host knows the launch geometry, so it
+ * recovers the three-dimensional ids from the word; the device stores nothing twice.
+ * Strings stay in device memory: the record holds their addresses and the host reads them
+ * with a bound.
+ */
+struct devrt_exception_record {
+    uint64_t word;
+    uint32_t detail_ready;
+    uint32_t line;
+    uint64_t message; /* device address of a NUL-terminated string, or 0 */
+    uint64_t file;    /* device address of a NUL-terminated string, or 0 */
+    uint64_t value;   /* a value the exception is about, such as a bad pointer */
+};
+
+struct devrt_rpc_channel; /* rpc.h */
+struct devrt_heap;        /* heap.h */
+
+/*
+ * Allocated by the host per loaded code object. magic and abi_version come first so that
+ * a mismatched reader can tell before it trusts anything else.
+ */
+struct devrt_state {
+    uint32_t magic;
+    uint32_t abi_version;
+    uint32_t size; /* sizeof(struct devrt_state) as the host built it */
+    uint32_t flags;
+    struct devrt_exception_record exception;
+    struct devrt_rpc_channel *rpc;
+    struct devrt_heap *heap;
+};
+
+/*
+ * Until the host attaches a state block, __devrt_state points at this record in the code
+ * object's read-only data: the host reads it to check that the device library speaks its
+ * ABI before it writes anything.
+ */
+struct devrt_library_id {
+    uint32_t magic;
+    uint32_t abi_version;
+};
+
+_Static_assert(sizeof(void *) == 8, "devrt supports 64-bit address spaces only");
+
+#endif

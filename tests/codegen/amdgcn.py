@@ -1,0 +1,130 @@
+"""Builds kernels against devrt-amdgcn.bc the ways compilers do, and reads what they cost.
+
+Shared by the codegen tests and the cost report (tests/bench/cost). Every cost figure is
+read from the code object itself: the AMDGPU metadata note and the disassembly.
+"""
+import os
+import re
+import subprocess
+import tempfile
+
+# Supported targets and their default wavefront size.
+TARGETS = {
+    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64,
+    "gfx1030": 32, "gfx1036": 32, "gfx1100": 32, "gfx1101": 32, "gfx1151": 32,
+    "gfx1200": 32, "gfx1201": 32,
+}
+
+LINK_PATHS = ("only-needed", "builtin-bitcode", "lto")
+
+
+class BuildError(Exception):
+    pass
+
+
+class Toolchain:
+    def __init__(self, llvm_bin, include_dir, bitcode):
+        self.bin = llvm_bin
+        self.include = include_dir
+        self.bitcode = bitcode
+
+    def tool(self, name):
+        return os.path.join(self.bin, name)
+
+    def run(self, *args):
+        proc = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"{' '.join(map(str, args))}\n{proc.stderr}")
+        return proc.stdout
+
+    def cflags(self, cpu, flags):
+        return ["-target", "amdgcn-amd-amdhsa", "-nogpulib", "-ffreestanding", "-std=c17",
+                f"-mcpu={cpu}", "-O2", "-I", self.include, *flags]
+
+    def build(self, source, cpu, workdir, path="only-needed", flags=(), library=True,
+              keep=()):
+        """Compile SOURCE for CPU, link devrt by PATH, and return the code object's path.
+
+        The only-needed path is the JIT's: link the needed library functions into the
+        kernel module, internalize all but the kernels and KEEP, optimize, generate code.
+        """
+        stem = os.path.join(workdir, f"{os.path.basename(source)}.{cpu}.{path}")
+        obj, code_object = stem + ".o", stem + ".hsaco"
+        cflags = self.cflags(cpu, flags)
+        if not library or path == "only-needed":
+            bc = stem + ".bc"
+            self.run(self.tool("clang"), *cflags, "-emit-llvm", "-c", source, "-o", bc)
+            if library:
+                linked = stem + ".linked.bc"
+                self.run(self.tool("llvm-link"), "--only-needed", bc, self.bitcode, "-o", linked)
+                kernels = self.kernel_names(linked)
+                optimized = stem + ".opt.bc"
+                self.run(self.tool("opt"), f"-mcpu={cpu}", *llc_flags(flags),
+                         "-passes=internalize,default<O3>",
+                         "-internalize-public-api-list=" + ",".join(kernels + list(keep)),
+                         linked, "-o", optimized)
+                bc = optimized
+            self.run(self.tool("llc"), "-O3", f"-mcpu={cpu}", *llc_flags(flags),
+                     "-filetype=obj", bc, "-o", obj)
+        elif path == "builtin-bitcode":
+            self.run(self.tool("clang"), *cflags, "-Xclang", "-mlink-builtin-bitcode",
+                     "-Xclang", self.bitcode, "-c", source, "-o", obj)
+        elif path == "lto":
+            bc = stem + ".bc"
+            self.run(self.tool("clang"), *cflags, "-flto", "-c", source, "-o", bc)
+            self.run(self.tool("clang"), "-target", "amdgcn-amd-amdhsa", "-nogpulib",
+                     f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode,
+                     "-Wl,--no-undefined", "-o", code_object)
+            return code_object
+        else:
+            raise ValueError(path)
+        self.run(self.tool("ld.lld"), "-shared", "--no-undefined", obj, "-o", code_object)
+        return code_object
+
+    def kernel_names(self, bitcode):
+        text = self.run(self.tool("llvm-dis"), bitcode, "-o", "-")
+        return re.findall(r"define [^@]*amdgpu_kernel [^@]*@([A-Za-z_0-9.]+)\(", text)
+
+    def metadata(self, code_object):
+        """Per-kernel resource figures from the AMDGPU metadata note."""
+        notes = self.run(self.tool("llvm-readelf"), "--notes", code_object)
+        kernels = {}
+        for block in re.split(r"\n\s+- \.agpr_count:|\n  - ", notes):
+            name = re.search(r"\.name:\s+(\S+)", block)
+            if not name or ".symbol:" not in block:
+                continue
+            def field(key):
+                m = re.search(rf"\.{key}:\s+(\d+)", block)
+                return int(m.group(1)) if m else 0
+            kernels[name.group(1)] = {
+                "vgpr": field("vgpr_count"), "sgpr": field("sgpr_count"),
+                "agpr": field("agpr_count"), "scratch": field("private_segment_fixed_size"),
+                "dynamic_stack": "uses_dynamic_stack:    true" in block or
+                                 ".uses_dynamic_stack: true" in block,
+            }
+        return kernels
+
+    def instructions(self, code_object, cpu):
+        """The disassembled instructions, one mnemonic-led string each."""
+        text = self.run(self.tool("llvm-objdump"), "-d", f"--mcpu={cpu}", code_object)
+        lines = (line.split("//")[0].strip() for line in text.splitlines()
+                 if line.startswith("\t"))
+        # s_code_end pads the end of .text; it is never executed.
+        return [line for line in lines if line and not line.startswith("s_code_end")]
+
+    def dynamic_symbols(self, code_object):
+        out = self.run(self.tool("llvm-nm"), "-D", "--defined-only", code_object)
+        return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+    def undefined_symbols(self, code_object):
+        out = self.run(self.tool("llvm-nm"), "-u", code_object)
+        return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def llc_flags(flags):
+    """clang's -mwavefrontsize64 spelled for llc."""
+    return ["-mattr=+wavefrontsize64"] if "-mwavefrontsize64" in flags else []
+
+
+def workdir():
+    return tempfile.mkdtemp(prefix="devrt-codegen-")
