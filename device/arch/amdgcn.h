@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <devrt/rpc.h>
+
 /*
  * Calls on AMDGPU cost a kernel the calling convention's registers and a stack; the
  * runtime's rare paths (raising an exception) are inlined so they cost only what they use.
@@ -154,6 +156,33 @@ static inline void devrt_arch_barrier(void)
     devrt_arch_fence(__ATOMIC_RELEASE, __MEMORY_SCOPE_WRKGRP);
     __builtin_amdgcn_s_barrier();
     devrt_arch_fence(__ATOMIC_ACQUIRE, __MEMORY_SCOPE_WRKGRP);
+}
+
+/*
+ * Wake the host server through an HSA signal: store its value, then raise the signal's
+ * interrupt so that a host thread waiting on it in the kernel driver wakes up. The layout
+ * is amd_signal_t's from the HSA runtime (value at byte 8, event mailbox at 16, event id
+ * at 24).
+ */
+struct devrt_amdgcn_signal {
+    int64_t kind;
+    int64_t value;
+    uint64_t *event_mailbox;
+    uint32_t event_id;
+};
+
+static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
+{
+    struct devrt_amdgcn_signal *signal = (struct devrt_amdgcn_signal *)doorbell->signal;
+    if (!signal)
+        return;
+    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+    uint64_t *mailbox = signal->event_mailbox;
+    if (mailbox) {
+        uint32_t id = signal->event_id;
+        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+        __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
+    }
 }
 
 #endif

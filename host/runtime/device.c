@@ -1,0 +1,116 @@
+/* Devices: choosing a backend, opening it, its memory, and its server. */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#ifndef EM_AMDGPU
+#define EM_AMDGPU 224
+#endif
+
+static const struct devrt_backend_ops *backend_ops(enum devrt_backend backend)
+{
+    switch (backend) {
+    case DEVRT_BACKEND_EMU: return &devrt_emu_backend;
+#ifdef DEVRT_HAVE_HSA
+    case DEVRT_BACKEND_HSA: return &devrt_hsa_backend;
+#endif
+    default: return NULL;
+    }
+}
+
+const char *devrt_backend_name(enum devrt_backend backend)
+{
+    switch (backend) {
+    case DEVRT_BACKEND_AUTO: return "auto";
+    case DEVRT_BACKEND_HSA: return "hsa";
+    case DEVRT_BACKEND_EMU: return "emu";
+    case DEVRT_BACKEND_CUDA: return "cuda";
+    }
+    return "unknown";
+}
+
+enum devrt_backend devrt_image_backend(const char *path)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return DEVRT_BACKEND_AUTO;
+    unsigned char head[64] = {0};
+    size_t n = fread(head, 1, sizeof head, file);
+    fclose(file);
+    if (n >= sizeof(Elf64_Ehdr) && memcmp(head, ELFMAG, SELFMAG) == 0 &&
+        head[EI_CLASS] == ELFCLASS64) {
+        Elf64_Ehdr header;
+        memcpy(&header, head, sizeof header);
+        if (header.e_machine == EM_AMDGPU)
+            return DEVRT_BACKEND_HSA;
+        if (header.e_type == ET_DYN)
+            return DEVRT_BACKEND_EMU;
+        return DEVRT_BACKEND_AUTO;
+    }
+    /* PTX is text and says so near its top. */
+    if (memmem(head, n, ".version", 8) || memmem(head, n, "//", 2))
+        return DEVRT_BACKEND_CUDA;
+    return DEVRT_BACKEND_AUTO;
+}
+
+int devrt_device_open(enum devrt_backend backend, int index,
+                      const struct devrt_device_options *options, devrt_device **out)
+{
+    if (!out)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
+    *out = NULL;
+    const struct devrt_backend_ops *ops = backend_ops(backend);
+    if (!ops)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",
+                          devrt_backend_name(backend));
+    devrt_device *device = calloc(1, sizeof *device);
+    if (!device)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
+    device->ops = ops;
+    device->rpc_ports = options ? options->rpc_ports : 0;
+    int status = ops->open(device, index);
+    if (status != DEVRT_SUCCESS) {
+        free(device);
+        return status;
+    }
+    status = devrt_server_start(device);
+    if (status != DEVRT_SUCCESS) {
+        ops->close(device);
+        free(device);
+        return status;
+    }
+    *out = device;
+    return DEVRT_SUCCESS;
+}
+
+void devrt_device_close(devrt_device *device)
+{
+    if (!device)
+        return;
+    while (device->server.modules)
+        devrt_module_unload(device->server.modules);
+    devrt_server_stop(device);
+    device->ops->close(device);
+    free(device);
+}
+
+enum devrt_backend devrt_device_backend(const devrt_device *device)
+{
+    return device->ops->kind;
+}
+
+void *devrt_mem_alloc(devrt_device *device, size_t size)
+{
+    if (!device || size == 0)
+        return NULL;
+    return device->ops->alloc(device, size, DEVRT_MEMORY_HOST);
+}
+
+void devrt_mem_free(devrt_device *device, void *ptr)
+{
+    if (device && ptr)
+        device->ops->free(device, ptr, DEVRT_MEMORY_HOST);
+}

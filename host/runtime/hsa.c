@@ -1,0 +1,353 @@
+/*
+ * The HSA backend: AMD GPUs through hsa-runtime64. Code objects become executables, kernels
+ * are dispatched as AQL packets, the state block and port locks live in the GPU's
+ * coarse-grained pool, and mailboxes, buffers and user memory in the system's fine-grained
+ * pool. The doorbell is an HSA signal the device raises an interrupt on.
+ */
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+struct hsa_backend {
+    hsa_agent_t gpu;
+    hsa_agent_t cpu;
+    hsa_amd_memory_pool_t coarse; /* GPU memory */
+    hsa_amd_memory_pool_t fine;   /* host memory the GPU can reach */
+    hsa_amd_memory_pool_t kernarg;
+    hsa_queue_t *queue;
+    hsa_signal_t doorbell;
+    uint64_t ticks_per_ms;
+    int wanted, seen;
+    bool queue_failed;
+};
+
+struct hsa_module {
+    hsa_executable_t executable;
+    hsa_code_object_reader_t reader;
+};
+
+static int hsa_failed(hsa_status_t status, const char *what)
+{
+    const char *text = NULL;
+    hsa_status_string(status, &text);
+    return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: %s: %s", what, text ? text : "unknown error");
+}
+
+static hsa_status_t find_agents(hsa_agent_t agent, void *data)
+{
+    struct hsa_backend *b = data;
+    hsa_device_type_t type;
+    if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    if (type == HSA_DEVICE_TYPE_CPU && !b->cpu.handle)
+        b->cpu = agent;
+    if (type == HSA_DEVICE_TYPE_GPU && b->seen++ == b->wanted)
+        b->gpu = agent;
+    return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
+{
+    struct hsa_backend *b = data;
+    hsa_amd_segment_t segment;
+    uint32_t flags = 0;
+    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
+    if (segment != HSA_AMD_SEGMENT_GLOBAL)
+        return HSA_STATUS_SUCCESS;
+    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
+    if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) && !b->kernarg.handle)
+        b->kernarg = pool;
+    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
+        b->fine = pool;
+    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle)
+        b->coarse = pool;
+    return HSA_STATUS_SUCCESS;
+}
+
+static void queue_error(hsa_status_t status, hsa_queue_t *queue, void *data)
+{
+    (void)status;
+    (void)queue;
+    __atomic_store_n(&((struct hsa_backend *)data)->queue_failed, true, __ATOMIC_RELEASE);
+}
+
+static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memory memory)
+{
+    struct hsa_backend *b = device->backend;
+    void *ptr = NULL;
+    hsa_amd_memory_pool_t pool = memory == DEVRT_MEMORY_DEVICE ? b->coarse : b->fine;
+    if (hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
+        return NULL;
+    if (memory == DEVRT_MEMORY_HOST) {
+        hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
+        memset(ptr, 0, size);
+    } else {
+        hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
+    }
+    return ptr;
+}
+
+static void hsa_free_memory(devrt_device *device, void *ptr, enum devrt_memory memory)
+{
+    (void)device;
+    (void)memory;
+    if (ptr)
+        hsa_amd_memory_pool_free(ptr);
+}
+
+static int hsa_copy(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    (void)device;
+    return hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+}
+
+static int hsa_open(devrt_device *device, int index)
+{
+    if (hsa_init() != HSA_STATUS_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: the runtime did not start (no AMD GPU driver?)");
+    struct hsa_backend *b = calloc(1, sizeof *b);
+    if (!b) {
+        hsa_shut_down();
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the HSA backend");
+    }
+    b->wanted = index;
+    hsa_iterate_agents(find_agents, b);
+    if (!b->gpu.handle || !b->cpu.handle) {
+        int seen = b->seen;
+        free(b);
+        hsa_shut_down();
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: no AMD GPU %d (found %d)", index, seen);
+    }
+    hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, b);
+    hsa_amd_memory_pool_t gpu_fine = b->fine;
+    b->fine.handle = 0;
+    hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, b);
+    if (!b->fine.handle)
+        b->fine = gpu_fine;
+    uint32_t wave = 64;
+    hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
+    uint64_t frequency = 1000000;
+    hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency);
+    b->ticks_per_ms = frequency / 1000 ? frequency / 1000 : 1;
+    device->backend = b;
+    device->wave_size = wave;
+
+    hsa_status_t status = hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
+                                           UINT32_MAX, UINT32_MAX, &b->queue);
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_signal_create(0, 0, NULL, &b->doorbell);
+    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
+    if (status != HSA_STATUS_SUCCESS || !b->coarse.handle || !b->fine.handle ||
+        !b->kernarg.handle || !device->doorbell) {
+        int failure = status != HSA_STATUS_SUCCESS
+                          ? hsa_failed(status, "creating the queue")
+                          : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the GPU lacks a memory pool");
+        if (b->queue)
+            hsa_queue_destroy(b->queue);
+        free(b);
+        hsa_shut_down();
+        return failure;
+    }
+    device->doorbell->signal = b->doorbell.handle;
+    return DEVRT_SUCCESS;
+}
+
+static void hsa_close(devrt_device *device)
+{
+    struct hsa_backend *b = device->backend;
+    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
+    hsa_signal_destroy(b->doorbell);
+    hsa_queue_destroy(b->queue);
+    free(b);
+    hsa_shut_down();
+}
+
+static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+{
+    struct hsa_backend *b = module->device->backend;
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot open", path);
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    rewind(file);
+    char *image = size > 0 ? malloc((size_t)size) : NULL;
+    bool read_ok = image && fread(image, 1, (size_t)size, file) == (size_t)size;
+    fclose(file);
+    if (!read_ok) {
+        free(image);
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot read", path);
+    }
+    struct hsa_module *m = calloc(1, sizeof *m);
+    hsa_status_t status = m ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_code_object_reader_create_from_memory(image, (size_t)size, &m->reader);
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+                                           NULL, &m->executable);
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_executable_freeze(m->executable, NULL);
+    hsa_executable_symbol_t symbol;
+    uint64_t address = 0;
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu,
+                                                   &symbol);
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa_executable_symbol_get_info(
+            symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &address);
+    free(image);
+    if (status != HSA_STATUS_SUCCESS) {
+        if (m && m->executable.handle)
+            hsa_executable_destroy(m->executable);
+        if (m && m->reader.handle)
+            hsa_code_object_reader_destroy(m->reader);
+        free(m);
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: not a loadable devrt code object for this GPU "
+                          "(does it link devrt-amdgcn.bc?)", path);
+    }
+    *state_variable = (struct devrt_state **)(uintptr_t)address;
+    module->backend = m;
+    return DEVRT_SUCCESS;
+}
+
+static void hsa_unload(devrt_module *module)
+{
+    struct hsa_module *m = module->backend;
+    hsa_executable_destroy(m->executable);
+    hsa_code_object_reader_destroy(m->reader);
+    free(m);
+}
+
+static size_t arg_size(enum devrt_arg_type type)
+{
+    return type == DEVRT_ARG_I32 || type == DEVRT_ARG_U32 || type == DEVRT_ARG_F32 ? 4 : 8;
+}
+
+static int hsa_launch(devrt_module *module, const char *kernel,
+                      const struct devrt_launch_config *config, const struct devrt_arg *args,
+                      size_t arg_count)
+{
+    struct hsa_backend *b = module->device->backend;
+    struct hsa_module *m = module->backend;
+    char name[512];
+    snprintf(name, sizeof name, "%s.kd", kernel);
+    hsa_executable_symbol_t symbol;
+    if (hsa_executable_get_symbol_by_name(m->executable, name, &b->gpu, &symbol) !=
+        HSA_STATUS_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    uint64_t object = 0;
+    uint32_t kernarg_size = 0, group_size = 0, private_size = 0;
+    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
+    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                                   &kernarg_size);
+    hsa_executable_symbol_get_info(
+        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group_size);
+    hsa_executable_symbol_get_info(
+        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &private_size);
+
+    /* Explicit arguments in C layout, each at its natural alignment; hidden ones zeroed. */
+    size_t offset = 0;
+    for (size_t i = 0; i < arg_count; ++i)
+        offset = (offset + arg_size(args[i].type) - 1) / arg_size(args[i].type) *
+                     arg_size(args[i].type) + arg_size(args[i].type);
+    if (offset > kernarg_size)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s takes %u bytes of arguments, got %zu",
+                          kernel, kernarg_size, offset);
+    void *kernarg = NULL;
+    if (hsa_amd_memory_pool_allocate(b->kernarg, kernarg_size ? kernarg_size : 16, 0, &kernarg) !=
+        HSA_STATUS_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
+    hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
+    memset(kernarg, 0, kernarg_size);
+    offset = 0;
+    for (size_t i = 0; i < arg_count; ++i) {
+        size_t size = arg_size(args[i].type);
+        offset = (offset + size - 1) / size * size;
+        memcpy((char *)kernarg + offset, &args[i].value, size);
+        offset += size;
+    }
+
+    hsa_signal_t done;
+    if (hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS) {
+        hsa_amd_memory_pool_free(kernarg);
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
+    }
+    hsa_queue_t *queue = b->queue;
+    uint64_t index = hsa_queue_add_write_index_relaxed(queue, 1);
+    while (index - hsa_queue_load_read_index_scacquire(queue) >= queue->size)
+        ;
+    hsa_kernel_dispatch_packet_t *packet =
+        (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
+    memset((char *)packet + 4, 0, sizeof *packet - 4);
+    packet->workgroup_size_x = (uint16_t)config->block[0];
+    packet->workgroup_size_y = (uint16_t)config->block[1];
+    packet->workgroup_size_z = (uint16_t)config->block[2];
+    packet->grid_size_x = config->grid[0] * config->block[0];
+    packet->grid_size_y = config->grid[1] * config->block[1];
+    packet->grid_size_z = config->grid[2] * config->block[2];
+    packet->private_segment_size = private_size;
+    packet->group_segment_size = group_size;
+    packet->kernel_object = object;
+    packet->kernarg_address = kernarg;
+    packet->completion_signal = done;
+    uint16_t header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE |
+                      HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
+                      HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
+    uint16_t setup = 3 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+    __atomic_store_n((uint32_t *)packet, header | (uint32_t)setup << 16, __ATOMIC_RELEASE);
+    hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+
+    while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
+                                     HSA_WAIT_STATE_BLOCKED) >= 1)
+        if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
+            break;
+    hsa_signal_destroy(done);
+    hsa_amd_memory_pool_free(kernarg);
+    if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the queue failed while %s ran (memory fault?)",
+                          kernel);
+    return DEVRT_SUCCESS;
+}
+
+static uint64_t hsa_arm_doorbell(devrt_device *device)
+{
+    struct hsa_backend *b = device->backend;
+    hsa_signal_store_screlease(b->doorbell, 0);
+    return 0;
+}
+
+static void hsa_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+{
+    struct hsa_backend *b = device->backend;
+    (void)armed;
+    if (timeout_ms)
+        hsa_signal_wait_scacquire(b->doorbell, HSA_SIGNAL_CONDITION_NE, 0,
+                                  b->ticks_per_ms * timeout_ms, HSA_WAIT_STATE_BLOCKED);
+}
+
+static void hsa_ring_doorbell(devrt_device *device)
+{
+    hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
+}
+
+const struct devrt_backend_ops devrt_hsa_backend = {
+    .kind = DEVRT_BACKEND_HSA,
+    .open = hsa_open,
+    .close = hsa_close,
+    .alloc = hsa_alloc_memory,
+    .free = hsa_free_memory,
+    .read = hsa_copy,
+    .write = hsa_copy,
+    .load = hsa_load,
+    .unload = hsa_unload,
+    .launch = hsa_launch,
+    .arm_doorbell = hsa_arm_doorbell,
+    .wait_doorbell = hsa_wait_doorbell,
+    .ring_doorbell = hsa_ring_doorbell,
+};

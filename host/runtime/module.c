@@ -1,0 +1,257 @@
+/*
+ * Modules: a loaded code object with its state block and RPC channel, launches, and the
+ * report of what went wrong in one.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* The backend's default: enough ports for every wave the device can hold at once. */
+#define DEVRT_DEFAULT_PORTS 1024u
+
+static int check_library(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    struct devrt_state *initial = NULL;
+    struct devrt_library_id id = {0};
+    if (device->ops->read(device, &initial, module->state_variable, sizeof initial) != 0 ||
+        device->ops->read(device, &id, initial, sizeof id) != 0)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot read its __devrt_state", module->path);
+    if (id.magic != DEVRT_STATE_MAGIC)
+        return devrt_fail(DEVRT_ERROR_ABI_MISMATCH,
+                          "%s: __devrt_state does not point at a devrt library id (magic 0x%08x); "
+                          "was it attached already, or built by something else?",
+                          module->path, id.magic);
+    if (id.abi_version != DEVRT_ABI_VERSION)
+        return devrt_fail(DEVRT_ERROR_ABI_MISMATCH,
+                          "%s: its device library speaks devrt ABI version %u, this host runtime "
+                          "version %u; rebuild the image against this devrt",
+                          module->path, id.abi_version, DEVRT_ABI_VERSION);
+    return DEVRT_SUCCESS;
+}
+
+static void free_channel(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    const struct devrt_backend_ops *ops = device->ops;
+    struct devrt_rpc_channel *c = &module->host_channel;
+    ops->free(device, c->locks, DEVRT_MEMORY_DEVICE);
+    ops->free(device, c->outbox, DEVRT_MEMORY_HOST);
+    ops->free(device, c->inbox, DEVRT_MEMORY_HOST);
+    ops->free(device, c->buffers, DEVRT_MEMORY_HOST);
+    ops->free(device, module->channel, DEVRT_MEMORY_DEVICE);
+    ops->free(device, module->state, DEVRT_MEMORY_DEVICE);
+    free(module->ports);
+}
+
+/* Allocate the state block and the channel, then point __devrt_state at the block. */
+static int attach_state(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    const struct devrt_backend_ops *ops = device->ops;
+    uint32_t ports = device->rpc_ports ? (uint32_t)device->rpc_ports : DEVRT_DEFAULT_PORTS;
+    struct devrt_rpc_channel *c = &module->host_channel;
+    c->port_count = ports;
+    c->wave_size = device->wave_size;
+    c->locks = ops->alloc(device, (ports + 31) / 32 * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
+    c->outbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
+    c->inbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
+    c->buffers = ops->alloc(device, ports * sizeof(struct devrt_rpc_buffer), DEVRT_MEMORY_HOST);
+    c->doorbell = device->doorbell;
+    module->channel = ops->alloc(device, sizeof *c, DEVRT_MEMORY_DEVICE);
+    module->state = ops->alloc(device, sizeof *module->state, DEVRT_MEMORY_DEVICE);
+    module->ports = calloc(ports, sizeof *module->ports);
+    if (!c->locks || !c->outbox || !c->inbox || !c->buffers || !module->channel ||
+        !module->state || !module->ports) {
+        free_channel(module);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);
+    }
+    struct devrt_state state = {
+        .magic = DEVRT_STATE_MAGIC,
+        .abi_version = DEVRT_ABI_VERSION,
+        .size = sizeof state,
+        .rpc = module->channel,
+    };
+    if (ops->write(device, module->channel, c, sizeof *c) != 0 ||
+        ops->write(device, module->state, &state, sizeof state) != 0 ||
+        ops->write(device, module->state_variable, &module->state, sizeof module->state) != 0) {
+        free_channel(module);
+        return devrt_fail(DEVRT_ERROR_BACKEND, "%s: cannot write its kernel state", module->path);
+    }
+    return DEVRT_SUCCESS;
+}
+
+int devrt_module_load(devrt_device *device, const char *path, devrt_module **out)
+{
+    if (!device || !path || !out)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_module_load: missing argument");
+    *out = NULL;
+    devrt_module *module = calloc(1, sizeof *module);
+    if (!module || !(module->path = strdup(path))) {
+        free(module);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    }
+    module->device = device;
+    module->report_file = stderr;
+    pthread_mutex_init(&module->error_lock, NULL);
+    int status = device->ops->load(module, path, &module->state_variable);
+    if (status == DEVRT_SUCCESS) {
+        status = check_library(module);
+        if (status == DEVRT_SUCCESS)
+            status = attach_state(module);
+        if (status != DEVRT_SUCCESS)
+            device->ops->unload(module);
+    }
+    if (status != DEVRT_SUCCESS) {
+        pthread_mutex_destroy(&module->error_lock);
+        free(module->path);
+        free(module);
+        return status;
+    }
+    devrt_server_attach(device, module);
+    *out = module;
+    return DEVRT_SUCCESS;
+}
+
+void devrt_module_unload(devrt_module *module)
+{
+    if (!module)
+        return;
+    devrt_device *device = module->device;
+    devrt_server_detach(device, module);
+    device->ops->unload(module);
+    free_channel(module);
+    pthread_mutex_destroy(&module->error_lock);
+    free(module->path);
+    free(module);
+}
+
+void devrt_module_set_report_file(devrt_module *module, FILE *file)
+{
+    module->report_file = file;
+}
+
+/* Read a NUL-terminated device string with a bound; "" when it cannot be read. */
+static void read_device_string(devrt_device *device, uint64_t address, char *out, size_t size)
+{
+    size_t n = 0;
+    if (address)
+        for (; n + 1 < size; ++n)
+            if (device->ops->read(device, &out[n], (const char *)(uintptr_t)address + n, 1) != 0 ||
+                out[n] == '\0')
+                break;
+    out[n] = '\0';
+}
+
+static void unflatten(uint64_t flat, const uint32_t size[3], uint32_t out[3])
+{
+    out[0] = (uint32_t)(flat % size[0]);
+    out[1] = (uint32_t)(flat / size[0] % size[1]);
+    out[2] = (uint32_t)(flat / size[0] / size[1]);
+}
+
+static void describe_exception(devrt_module *module, const char *kernel,
+                               const struct devrt_launch_config *config,
+                               const struct devrt_exception_record *record,
+                               struct devrt_launch_report *report)
+{
+    report->code = DEVRT_EXCEPTION_WORD_CODE(record->word);
+    unflatten(DEVRT_EXCEPTION_WORD_WORKGROUP(record->word), config->grid, report->workgroup);
+    unflatten(DEVRT_EXCEPTION_WORD_WORKITEM(record->word), config->block, report->workitem);
+    if (__atomic_load_n(&record->detail_ready, __ATOMIC_ACQUIRE)) {
+        read_device_string(module->device, record->message, report->message,
+                           sizeof report->message);
+        read_device_string(module->device, record->file, report->file, sizeof report->file);
+        report->line = record->line;
+        report->value = record->value;
+    }
+    int n = snprintf(report->text, sizeof report->text,
+                     "kernel %s raised %s at workgroup (%u,%u,%u) workitem (%u,%u,%u)", kernel,
+                     devrt_exception_name(report->code), report->workgroup[0],
+                     report->workgroup[1], report->workgroup[2], report->workitem[0],
+                     report->workitem[1], report->workitem[2]);
+    size_t used = (size_t)n < sizeof report->text ? (size_t)n : sizeof report->text - 1;
+    if (report->message[0])
+        used += (size_t)snprintf(report->text + used, sizeof report->text - used, ": %s",
+                                 report->message);
+    if (used < sizeof report->text && report->value)
+        used += (size_t)snprintf(report->text + used, sizeof report->text - used,
+                                 " (value 0x%" PRIx64 ")", report->value);
+    if (used < sizeof report->text && report->file[0])
+        snprintf(report->text + used, sizeof report->text - used, " [%s:%u]", report->file,
+                 report->line);
+}
+
+static int validate_config(const struct devrt_launch_config *config)
+{
+    for (int d = 0; d < 3; ++d)
+        if (config->grid[d] == 0 || config->block[d] == 0)
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "grid and block sizes must be at least 1 in every dimension");
+    if ((uint64_t)config->block[0] * config->block[1] * config->block[2] > 1024)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a workgroup holds at most 1024 workitems");
+    if ((uint64_t)config->grid[0] * config->grid[1] * config->grid[2] >> 40)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a grid holds at most 2^40 workgroups");
+    return DEVRT_SUCCESS;
+}
+
+int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
+                 const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report)
+{
+    if (!module || !kernel || !config || (arg_count && !args))
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
+    int status = validate_config(config);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    devrt_device *device = module->device;
+    const struct devrt_backend_ops *ops = device->ops;
+
+    struct devrt_exception_record record = {0};
+    if (ops->write(device, &module->state->exception, &record, sizeof record) != 0)
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot reset the exception record");
+    pthread_mutex_lock(&module->error_lock);
+    module->request_errors = 0;
+    module->request_error[0] = '\0';
+    pthread_mutex_unlock(&module->error_lock);
+
+    status = ops->launch(module, kernel, config, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    /* Everything the kernel sent, its output included, is taken before anything is reported. */
+    devrt_server_drain(device, module);
+    fflush(stdout);
+
+    struct devrt_launch_report local;
+    if (!report)
+        report = &local;
+    memset(report, 0, sizeof *report);
+    if (ops->read(device, &record, &module->state->exception, sizeof record) != 0)
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the exception record");
+    if (record.word) {
+        describe_exception(module, kernel, config, &record, report);
+        status = DEVRT_ERROR_EXCEPTION;
+    } else {
+        pthread_mutex_lock(&module->error_lock);
+        if (module->request_errors) {
+            report->code = DEVRT_EXCEPTION_DEVICE_ERROR;
+            snprintf(report->message, sizeof report->message, "%s", module->request_error);
+            snprintf(report->text, sizeof report->text,
+                     "kernel %s sent %u malformed request%s; the first: %s", kernel,
+                     module->request_errors, module->request_errors == 1 ? "" : "s",
+                     module->request_error);
+            status = DEVRT_ERROR_DEVICE_REQUEST;
+        }
+        pthread_mutex_unlock(&module->error_lock);
+    }
+    if (status != DEVRT_SUCCESS) {
+        if (module->report_file) {
+            fprintf(module->report_file, "%s\n", report->text);
+            fflush(module->report_file);
+        }
+        return devrt_fail(status, "%s", report->text);
+    }
+    return DEVRT_SUCCESS;
+}

@@ -1,0 +1,130 @@
+/* Internals of the host runtime shared by its parts: the API, the server, the backends. */
+#ifndef DEVRT_RUNTIME_H
+#define DEVRT_RUNTIME_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <devrt/abi.h>
+#include <devrt/host.h>
+#include <devrt/rpc.h>
+
+enum devrt_memory {
+    DEVRT_MEMORY_DEVICE, /* device memory: the state block, the port locks */
+    DEVRT_MEMORY_HOST    /* host-visible memory: mailboxes, buffers, user data */
+};
+
+/* What each backend provides. Device addresses are plain pointers on every backend. */
+struct devrt_backend_ops {
+    enum devrt_backend kind;
+    /* Opens the device, sets wave_size and allocates the doorbell. */
+    int (*open)(devrt_device *device, int index);
+    void (*close)(devrt_device *device);
+    void *(*alloc)(devrt_device *device, size_t size, enum devrt_memory memory);
+    void (*free)(devrt_device *device, void *ptr, enum devrt_memory memory);
+    /* Copies that fail, rather than fault, on an address the device made up. */
+    int (*read)(devrt_device *device, void *dst, const void *src, size_t size);
+    int (*write)(devrt_device *device, void *dst, const void *src, size_t size);
+    /* Load the image and return the address of its __devrt_state variable. */
+    int (*load)(devrt_module *module, const char *path, struct devrt_state ***state_variable);
+    void (*unload)(devrt_module *module);
+    /* Run a kernel to completion. */
+    int (*launch)(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
+                  const struct devrt_arg *args, size_t arg_count);
+    /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
+    uint64_t (*arm_doorbell)(devrt_device *device);
+    void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+    void (*ring_doorbell)(devrt_device *device);
+};
+
+struct devrt_hostcall_entry {
+    uint32_t service;
+    devrt_hostcall_fn *fn;
+    void *context;
+};
+
+struct devrt_server {
+    pthread_t thread;
+    pthread_mutex_t lock; /* guards modules, hostcalls, passes and stop */
+    pthread_cond_t pass_done;
+    uint64_t passes;
+    bool stop;
+    devrt_module *modules; /* every module of the device, linked by next */
+    struct devrt_hostcall_entry *hostcalls;
+    size_t hostcall_count;
+};
+
+struct devrt_device {
+    const struct devrt_backend_ops *ops;
+    void *backend; /* the backend's own state */
+    uint32_t wave_size;
+    size_t rpc_ports;
+    struct devrt_rpc_doorbell *doorbell; /* host-visible, shared by the device's channels */
+    struct devrt_server server;
+};
+
+/* What the server keeps of a message while its packets arrive. */
+struct devrt_lane_message {
+    uint8_t *data;
+    uint32_t length;
+    uint32_t received;
+    uint32_t arg;
+};
+
+struct devrt_port_state {
+    bool streaming;
+    uint32_t opcode;
+    uint64_t lane_mask;
+    struct devrt_lane_message lane[DEVRT_RPC_MAX_LANES];
+};
+
+struct devrt_module {
+    devrt_device *device;
+    devrt_module *next;
+    void *backend;
+    char *path;
+    FILE *report_file;
+    struct devrt_state **state_variable; /* device address of __devrt_state */
+    struct devrt_state *state;           /* device memory */
+    struct devrt_rpc_channel *channel;   /* device memory, what the device reads */
+    struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
+    struct devrt_port_state *ports;      /* the server's, one per port */
+    /* The first malformed request of the current launch, set by the server. */
+    pthread_mutex_t error_lock;
+    uint32_t request_errors;
+    char request_error[256];
+};
+
+/* A request as the server hands it to the handler of its opcode. */
+struct devrt_request {
+    devrt_module *module;
+    uint32_t opcode;
+    uint64_t lane_mask;
+    struct devrt_lane_message *lane;
+    struct devrt_rpc_packet *reply; /* one per lane, zeroed */
+    char error[256];                /* a handler that refuses says why here */
+};
+
+typedef int devrt_request_handler(struct devrt_request *request);
+
+/* server.c */
+int devrt_server_start(devrt_device *device);
+void devrt_server_stop(devrt_device *device);
+void devrt_server_attach(devrt_device *device, devrt_module *module);
+void devrt_server_detach(devrt_device *device, devrt_module *module);
+/* Wait until the server has taken every request the module's kernels sent. */
+void devrt_server_drain(devrt_device *device, devrt_module *module);
+/* Serve the ports of one module once; returns the number of packets taken. */
+size_t devrt_server_serve_module(devrt_device *device, devrt_module *module);
+
+/* error.c */
+int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* backends */
+extern const struct devrt_backend_ops devrt_emu_backend;
+#ifdef DEVRT_HAVE_HSA
+extern const struct devrt_backend_ops devrt_hsa_backend;
+#endif
+
+#endif

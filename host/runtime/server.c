@@ -1,0 +1,341 @@
+/*
+ * The RPC server: one thread per device takes the packets its kernels send, assembles
+ * streamed messages, checks everything the device wrote, and runs the handler of each
+ * request. It never trusts device data: a malformed packet is refused, recorded as the
+ * launch's device error, and the port is handed back so the device cannot hang on it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+static uint64_t fnv1a(const uint8_t *data, size_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; ++i)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+static int serve_echo(struct devrt_request *request)
+{
+    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
+        if (!(request->lane_mask >> lane & 1))
+            continue;
+        const struct devrt_lane_message *m = &request->lane[lane];
+        request->reply[lane].word[0] = fnv1a(m->data, m->length);
+        request->reply[lane].word[1] = m->length;
+    }
+    return 0;
+}
+
+static int serve_hostcall(struct devrt_request *request)
+{
+    struct devrt_server *server = &request->module->device->server;
+    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
+        if (!(request->lane_mask >> lane & 1))
+            continue;
+        const struct devrt_lane_message *m = &request->lane[lane];
+        const struct devrt_hostcall_entry *entry = NULL;
+        for (size_t i = 0; i < server->hostcall_count; ++i)
+            if (server->hostcalls[i].service == m->arg)
+                entry = &server->hostcalls[i];
+        if (!entry) {
+            snprintf(request->error, sizeof request->error,
+                     "host call to service %u, which nobody registered", m->arg);
+            return -1;
+        }
+        request->reply[lane].word[0] = entry->fn(entry->context, m->arg, m->data, m->length);
+    }
+    return 0;
+}
+
+static devrt_request_handler *const handlers[DEVRT_RPC_OPCODE_END] = {
+    [DEVRT_RPC_ECHO] = serve_echo,
+    [DEVRT_RPC_HOSTCALL] = serve_hostcall,
+};
+
+static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
+{
+    pthread_mutex_lock(&module->error_lock);
+    if (module->request_errors++ == 0) {
+        int n = snprintf(module->request_error, sizeof module->request_error, "port %u: ", port);
+        va_list args;
+        va_start(args, format);
+        vsnprintf(module->request_error + n, sizeof module->request_error - (size_t)n, format,
+                  args);
+        va_end(args);
+    }
+    pthread_mutex_unlock(&module->error_lock);
+}
+
+static void forget_message(struct devrt_port_state *port)
+{
+    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane)
+        free(port->lane[lane].data);
+    memset(port, 0, sizeof *port);
+}
+
+/* Take one packet into the port's message; returns NULL or why the packet is malformed. */
+static const char *accept_packet(const devrt_module *module, struct devrt_port_state *port,
+                                 const struct devrt_rpc_header *header,
+                                 const struct devrt_rpc_packet *packets, char *why, size_t why_size)
+{
+    uint32_t wave_size = module->device->wave_size;
+    uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
+    if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
+        return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;
+    if (header->flags & ~(uint32_t)(DEVRT_RPC_MORE | DEVRT_RPC_WANT_REPLY))
+        return snprintf(why, why_size, "unknown flags 0x%x", header->flags), why;
+    if (header->lane_mask == 0 || (header->lane_mask & ~valid_lanes))
+        return snprintf(why, why_size, "lane mask 0x%llx on a %u-lane wave",
+                        (unsigned long long)header->lane_mask, wave_size),
+               why;
+    if (port->streaming && (header->opcode != port->opcode || header->lane_mask != port->lane_mask))
+        return snprintf(why, why_size, "opcode or lanes changed in the middle of a message"), why;
+
+    bool first = !port->streaming;
+    bool outstanding = false;
+    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
+        if (!(header->lane_mask >> lane & 1))
+            continue;
+        struct devrt_lane_message *m = &port->lane[lane];
+        const uint8_t *bytes = (const uint8_t *)&packets[lane];
+        size_t payload = DEVRT_RPC_PACKET_BYTES;
+        if (first) {
+            struct devrt_rpc_first_packet head;
+            memcpy(&head, bytes, sizeof head);
+            if (head.length > DEVRT_RPC_MAX_MESSAGE)
+                return snprintf(why, why_size, "lane %u: message of %u bytes, the limit is %u",
+                                lane, head.length, DEVRT_RPC_MAX_MESSAGE),
+                       why;
+            m->length = head.length;
+            m->arg = head.arg;
+            m->data = malloc(head.length ? head.length : 1);
+            if (!m->data)
+                return snprintf(why, why_size, "no host memory for %u bytes", head.length), why;
+            bytes += sizeof head;
+            payload = DEVRT_RPC_FIRST_PAYLOAD;
+        } else if (m->received == m->length) {
+            continue; /* this lane's message is complete; its packet is ignored */
+        }
+        size_t take = m->length - m->received < payload ? m->length - m->received : payload;
+        memcpy(m->data + m->received, bytes, take);
+        m->received += (uint32_t)take;
+        outstanding |= m->received < m->length;
+    }
+    port->streaming = true;
+    port->opcode = header->opcode;
+    port->lane_mask = header->lane_mask;
+    bool more = header->flags & DEVRT_RPC_MORE;
+    if (more && !outstanding)
+        return snprintf(why, why_size, "a packet past the end of every lane's message"), why;
+    if (!more && outstanding)
+        return snprintf(why, why_size, "message ends before its stated length"), why;
+    return NULL;
+}
+
+/* Serve one port if the device handed it over; returns whether it did. */
+static bool serve_port(devrt_module *module, uint32_t index)
+{
+    struct devrt_rpc_channel *channel = &module->host_channel;
+    uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_ACQUIRE);
+    uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
+    if (outbox == inbox)
+        return false;
+
+    struct devrt_rpc_buffer *buffer = &channel->buffers[index];
+    struct devrt_port_state *port = &module->ports[index];
+    struct devrt_rpc_header header;
+    memcpy(&header, &buffer->header, sizeof header);
+
+    char why[256];
+    uint32_t status = DEVRT_RPC_OK;
+    const char *error = accept_packet(module, port, &header, buffer->packet, why, sizeof why);
+    if (error) {
+        record_request_error(module, index, "%s", error);
+        status = DEVRT_RPC_REFUSED;
+        forget_message(port);
+    } else if (!(header.flags & DEVRT_RPC_MORE)) {
+        struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES] = {0};
+        struct devrt_request request = {
+            .module = module,
+            .opcode = port->opcode,
+            .lane_mask = port->lane_mask,
+            .lane = port->lane,
+            .reply = reply,
+        };
+        if (handlers[port->opcode](&request) != 0) {
+            record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
+            status = DEVRT_RPC_REFUSED;
+        }
+        if (header.flags & DEVRT_RPC_WANT_REPLY)
+            for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane)
+                if (port->lane_mask >> lane & 1)
+                    buffer->packet[lane] = reply[lane];
+        forget_message(port);
+    }
+    buffer->header.flags = status;
+    __atomic_store_n(&channel->inbox[index], outbox, __ATOMIC_RELEASE);
+    return true;
+}
+
+size_t devrt_server_serve_module(devrt_device *device, devrt_module *module)
+{
+    (void)device;
+    size_t taken = 0;
+    for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
+        taken += serve_port(module, i);
+    return taken;
+}
+
+static size_t serve_all(struct devrt_server *server, devrt_device *device)
+{
+    size_t taken = 0;
+    pthread_mutex_lock(&server->lock);
+    for (devrt_module *m = server->modules; m; m = m->next)
+        taken += devrt_server_serve_module(device, m);
+    server->passes++;
+    pthread_cond_broadcast(&server->pass_done);
+    pthread_mutex_unlock(&server->lock);
+    return taken;
+}
+
+static bool should_stop(struct devrt_server *server)
+{
+    pthread_mutex_lock(&server->lock);
+    bool stop = server->stop;
+    pthread_mutex_unlock(&server->lock);
+    return stop;
+}
+
+/* Idle, the server sleeps on the doorbell; the timeout only bounds a missed wake-up. */
+static void *server_main(void *arg)
+{
+    devrt_device *device = arg;
+    struct devrt_server *server = &device->server;
+    while (!should_stop(server)) {
+        if (serve_all(server, device))
+            continue;
+        uint64_t armed = device->ops->arm_doorbell(device);
+        size_t taken = serve_all(server, device);
+        device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
+    }
+    return NULL;
+}
+
+int devrt_server_start(devrt_device *device)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_init(&server->lock, NULL);
+    pthread_cond_init(&server->pass_done, NULL);
+    if (pthread_create(&server->thread, NULL, server_main, device) != 0)
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread");
+    return DEVRT_SUCCESS;
+}
+
+void devrt_server_stop(devrt_device *device)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    server->stop = true;
+    pthread_mutex_unlock(&server->lock);
+    device->ops->ring_doorbell(device);
+    pthread_join(server->thread, NULL);
+    free(server->hostcalls);
+    pthread_cond_destroy(&server->pass_done);
+    pthread_mutex_destroy(&server->lock);
+}
+
+void devrt_server_attach(devrt_device *device, devrt_module *module)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    module->next = server->modules;
+    server->modules = module;
+    pthread_mutex_unlock(&server->lock);
+}
+
+void devrt_server_detach(devrt_device *device, devrt_module *module)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    for (devrt_module **p = &server->modules; *p; p = &(*p)->next) {
+        if (*p == module) {
+            *p = module->next;
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
+        forget_message(&module->ports[i]);
+    pthread_mutex_unlock(&server->lock);
+}
+
+static bool module_idle(const devrt_module *module)
+{
+    const struct devrt_rpc_channel *channel = &module->host_channel;
+    for (uint32_t i = 0; i < channel->port_count; ++i)
+        if (__atomic_load_n(&channel->outbox[i], __ATOMIC_ACQUIRE) !=
+            __atomic_load_n(&channel->inbox[i], __ATOMIC_RELAXED))
+            return false;
+    return true;
+}
+
+void devrt_server_drain(devrt_device *device, devrt_module *module)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    while (!module_idle(module)) {
+        device->ops->ring_doorbell(device);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 10 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&server->pass_done, &server->lock, &until);
+    }
+    /* The kernel is gone: a message it left unfinished will never be completed. */
+    for (uint32_t i = 0; i < module->host_channel.port_count; ++i) {
+        if (module->ports[i].streaming) {
+            forget_message(&module->ports[i]);
+            record_request_error(module, i, "the kernel ended in the middle of a message");
+        }
+    }
+    pthread_mutex_unlock(&server->lock);
+}
+
+int devrt_register_hostcall(devrt_device *device, uint32_t service, devrt_hostcall_fn *fn,
+                            void *context)
+{
+    if (!device || !fn)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_register_hostcall: no device or function");
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    int status = DEVRT_SUCCESS;
+    size_t i = 0;
+    while (i < server->hostcall_count && server->hostcalls[i].service != service)
+        ++i;
+    if (i == server->hostcall_count) {
+        struct devrt_hostcall_entry *grown =
+            realloc(server->hostcalls, (i + 1) * sizeof *server->hostcalls);
+        if (grown) {
+            server->hostcalls = grown;
+            server->hostcall_count++;
+        } else {
+            status = devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a host call");
+        }
+    }
+    if (status == DEVRT_SUCCESS)
+        server->hostcalls[i] = (struct devrt_hostcall_entry){service, fn, context};
+    pthread_mutex_unlock(&server->lock);
+    return status;
+}

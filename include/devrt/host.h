@@ -1,0 +1,136 @@
+/*
+ * devrt host runtime: open a device, load a code object, launch kernels while serving
+ * their requests, report their exceptions.
+ *
+ * Every function returns a devrt_status; devrt_status_string() names it, and
+ * devrt_last_error() gives the calling thread's message for the last failure.
+ */
+#ifndef DEVRT_HOST_H
+#define DEVRT_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum devrt_status {
+    DEVRT_SUCCESS = 0,
+    DEVRT_ERROR_INVALID_ARGUMENT,
+    DEVRT_ERROR_NO_DEVICE,       /* the backend is absent or sees no device */
+    DEVRT_ERROR_OUT_OF_MEMORY,
+    DEVRT_ERROR_IMAGE,           /* the image cannot be read or loaded */
+    DEVRT_ERROR_ABI_MISMATCH,    /* the image's device library speaks another ABI */
+    DEVRT_ERROR_NO_KERNEL,
+    DEVRT_ERROR_LAUNCH,
+    DEVRT_ERROR_EXCEPTION,       /* the kernel raised an exception (see the report) */
+    DEVRT_ERROR_DEVICE_REQUEST,  /* the kernel sent a malformed request (see the report) */
+    DEVRT_ERROR_BACKEND          /* the backend's own API failed */
+};
+
+enum devrt_backend {
+    DEVRT_BACKEND_AUTO = 0, /* from the image: amdgcn code object -> HSA, host ELF -> emu */
+    DEVRT_BACKEND_HSA,
+    DEVRT_BACKEND_EMU,
+    DEVRT_BACKEND_CUDA
+};
+
+typedef struct devrt_device devrt_device;
+typedef struct devrt_module devrt_module;
+
+/* Kernel arguments, typed so that every backend can lay them out or pass them. */
+enum devrt_arg_type {
+    DEVRT_ARG_POINTER,
+    DEVRT_ARG_I32,
+    DEVRT_ARG_U32,
+    DEVRT_ARG_I64,
+    DEVRT_ARG_U64,
+    DEVRT_ARG_F32,
+    DEVRT_ARG_F64
+};
+
+struct devrt_arg {
+    enum devrt_arg_type type;
+    union {
+        void *pointer;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        float f32;
+        double f64;
+    } value;
+};
+
+#define DEVRT_ARG_PTR(p) ((struct devrt_arg){DEVRT_ARG_POINTER, {.pointer = (void *)(p)}})
+#define DEVRT_ARG_INT(v) ((struct devrt_arg){DEVRT_ARG_I32, {.i32 = (v)}})
+#define DEVRT_ARG_UINT(v) ((struct devrt_arg){DEVRT_ARG_U32, {.u32 = (v)}})
+#define DEVRT_ARG_U64(v) ((struct devrt_arg){DEVRT_ARG_U64, {.u64 = (v)}})
+#define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){DEVRT_ARG_F64, {.f64 = (v)}})
+
+/* grid counts workgroups and block counts workitems per workgroup, in each dimension. */
+struct devrt_launch_config {
+    uint32_t grid[3];
+    uint32_t block[3];
+};
+
+/* What a failed launch reports: an exception, or the first malformed device request. */
+struct devrt_launch_report {
+    uint32_t code; /* enum devrt_exception_code */
+    uint32_t workgroup[3];
+    uint32_t workitem[3];
+    uint32_t line;
+    uint64_t value;
+    char message[256];
+    char file[256];
+    char text[1024]; /* the whole report as one line, as the runtime prints it */
+};
+
+struct devrt_device_options {
+    size_t rpc_ports; /* 0: the backend's default */
+};
+
+/* Device memory that kernels and the host can both read and write. */
+void *devrt_mem_alloc(devrt_device *device, size_t size);
+void devrt_mem_free(devrt_device *device, void *ptr);
+
+int devrt_device_open(enum devrt_backend backend, int index, const struct devrt_device_options *options,
+                      devrt_device **device);
+void devrt_device_close(devrt_device *device);
+enum devrt_backend devrt_device_backend(const devrt_device *device);
+const char *devrt_backend_name(enum devrt_backend backend);
+
+/* The backend an image needs, from its contents; DEVRT_BACKEND_AUTO if unknown. */
+enum devrt_backend devrt_image_backend(const char *path);
+
+int devrt_module_load(devrt_device *device, const char *path, devrt_module **module);
+void devrt_module_unload(devrt_module *module);
+
+/* Where the module's exception reports go (default stderr; NULL: nowhere). */
+void devrt_module_set_report_file(devrt_module *module, FILE *file);
+
+/*
+ * Run KERNEL and wait for it, serving its requests meanwhile. On DEVRT_ERROR_EXCEPTION or
+ * DEVRT_ERROR_DEVICE_REQUEST, *report (if given) says what happened, and the report line
+ * has been written to the module's report file after the kernel's output. The next launch
+ * starts clean.
+ */
+int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
+                 const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report);
+
+/* Host calls: devrt_hostcall(service, ...) on the device runs FN on the host. */
+typedef uint64_t devrt_hostcall_fn(void *context, uint32_t service, const void *data, size_t size);
+int devrt_register_hostcall(devrt_device *device, uint32_t service, devrt_hostcall_fn *fn,
+                            void *context);
+
+const char *devrt_status_string(int status);
+const char *devrt_last_error(void);
+const char *devrt_exception_name(uint32_t code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * The RPC protocol between device code and its host server, included by both sides.
+ *
+ * A channel has a fixed set of ports. Each port has two mailbox words and one buffer:
+ *
+ *   outbox[port]  written only by the device (client), read by the host (server)
+ *   inbox[port]   written only by the host, read by the device
+ *   buffer[port]  a header and one 64-byte packet per lane
+ *
+ * The client owns the port while inbox == outbox, the server while they differ. Whoever
+ * owns it may touch the buffer, then hands it over by flipping its own mailbox word:
+ *
+ *   client: write header and packets; release fence; outbox = !outbox   -> server owns
+ *   server: read; write the reply;     release fence; inbox  = outbox   -> client owns
+ *
+ * Mailboxes and buffers live in host-visible memory and see only plain loads and stores.
+ * Which wave may use a port is decided by a lock bit in device memory, the only
+ * read-modify-write atomic of the protocol, so no PCIe atomics are needed.
+ *
+ * Messages: each active lane sends one byte string. Its first packet starts with a
+ * devrt_rpc_first_packet header (the lane's total length); the rest of that packet and
+ * all following packets carry bytes. A message longer than one packet is streamed: the
+ * client sends a packet with DEVRT_RPC_MORE set, waits until the server hands the port
+ * back, and sends the next. Requests without a reply (output, free) do not wait after the
+ * last packet; the next client of the port waits for the hand-back instead.
+ */
+#ifndef DEVRT_RPC_H
+#define DEVRT_RPC_H
+
+#include <stdint.h>
+
+#define DEVRT_RPC_PACKET_BYTES 64u
+#define DEVRT_RPC_MAX_LANES 64u
+/* The longest message a lane may send; the server refuses longer ones. */
+#define DEVRT_RPC_MAX_MESSAGE (1u << 20)
+
+enum devrt_rpc_opcode {
+    DEVRT_RPC_ECHO = 1,     /* reply: the message's length and a checksum; tests and benches */
+    DEVRT_RPC_HOSTCALL = 2, /* a service an embedding runtime registered by number */
+    DEVRT_RPC_HEAP_GROW = 3,
+    DEVRT_RPC_OUTPUT = 4,   /* raw bytes for the module's output */
+    DEVRT_RPC_PRINTF = 5,   /* a format string and its typed arguments */
+    DEVRT_RPC_OPCODE_END
+};
+
+enum devrt_rpc_flags {
+    DEVRT_RPC_MORE = 1u << 0,      /* another packet of this message follows */
+    DEVRT_RPC_WANT_REPLY = 1u << 1 /* the client waits for a reply packet */
+};
+
+enum devrt_rpc_status {
+    DEVRT_RPC_OK = 0,
+    DEVRT_RPC_REFUSED = 1 /* the server found the request malformed or could not serve it */
+};
+
+struct devrt_rpc_header {
+    uint32_t opcode;
+    uint32_t flags;     /* client: devrt_rpc_flags; server: devrt_rpc_status in the reply */
+    uint64_t lane_mask; /* lanes taking part; bit i is lane i's packet */
+};
+
+struct devrt_rpc_packet {
+    uint64_t word[DEVRT_RPC_PACKET_BYTES / 8];
+};
+
+/* The start of a lane's first packet. */
+struct devrt_rpc_first_packet {
+    uint32_t length; /* bytes in the whole message */
+    uint32_t arg;    /* opcode-specific, such as a hostcall's service number */
+};
+#define DEVRT_RPC_FIRST_PAYLOAD (DEVRT_RPC_PACKET_BYTES - sizeof(struct devrt_rpc_first_packet))
+
+struct devrt_rpc_buffer {
+    struct devrt_rpc_header header;
+    struct devrt_rpc_packet packet[DEVRT_RPC_MAX_LANES];
+};
+
+/*
+ * How the device wakes a sleeping server. The host chooses the kind when it attaches the
+ * channel; the architecture layer rings it.
+ */
+struct devrt_rpc_doorbell {
+    uint32_t count;    /* emulation: bumped per request, a futex word */
+    uint32_t sleeping; /* emulation: the server waits on count */
+    uint64_t signal;   /* amdgcn: an HSA signal (amd_signal_t *), or 0 */
+};
+
+struct devrt_rpc_channel {
+    uint32_t port_count;
+    uint32_t wave_size;  /* lanes per wave on the attached device; bounds lane_mask */
+    uint32_t *locks;     /* device memory, one bit per port */
+    uint32_t *outbox;    /* host-visible, port_count words */
+    uint32_t *inbox;     /* host-visible, port_count words */
+    struct devrt_rpc_buffer *buffers; /* host-visible, port_count buffers */
+    struct devrt_rpc_doorbell *doorbell; /* host-visible */
+};
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * Runs the kernels of tests/kernels/rpc.c and rogue.c through the host runtime and checks
+ * what they did. One test per invocation: rpc_test IMAGE TEST [BACKEND]. Exits 0 when the
+ * test holds, 1 when it does not, 77 (skipped) when the backend has no device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <devrt/host.h>
+#include <devrt/rpc.h>
+
+#define SKIP 77
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+            failures++;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+static devrt_device *device;
+static devrt_module *module;
+
+static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
+{
+    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+}
+
+/* Thousands of lanes, every port busy, messages from empty to many packets long. */
+static void test_echo(uint32_t groups, uint32_t block, uint32_t max_length, uint32_t rounds)
+{
+    uint32_t *counts = devrt_mem_alloc(device, 2 * sizeof *counts);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&counts[0]), DEVRT_ARG_PTR(&counts[1]),
+                               DEVRT_ARG_UINT(max_length), DEVRT_ARG_UINT(rounds)};
+    struct devrt_launch_config config = grid1(groups, block);
+    int status = devrt_launch(module, "echo", &config, args, 4, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(counts[0] == 0, "%u of %u round trips came back wrong", counts[0], groups * block * rounds);
+    CHECK(counts[1] == groups * block, "%u of %u lanes finished", counts[1], groups * block);
+    devrt_mem_free(device, counts);
+}
+
+static uint64_t answer(void *context, uint32_t service, const void *data, size_t size)
+{
+    uint64_t args[4];
+    if (size != sizeof args)
+        return 0;
+    memcpy(args, data, sizeof args);
+    return args[0] * 1000 + args[1] + service + (uint64_t)(uintptr_t)context;
+}
+
+static void test_hostcall(void)
+{
+    const uint32_t groups = 8, block = 64, n = groups * block;
+    CHECK(devrt_register_hostcall(device, 5, answer, (void *)(uintptr_t)1) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    uint64_t *out = devrt_mem_alloc(device, n * sizeof *out);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(5)};
+    struct devrt_launch_config config = grid1(groups, block);
+    CHECK(devrt_launch(module, "hostcall", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    uint32_t wrong = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        wrong += out[i] != i * 1000 + i * 3 + 5 + 1;
+    CHECK(wrong == 0, "%u of %u host calls answered wrongly", wrong, n);
+
+    /* A service nobody registered is refused and reported, and the launch says so. */
+    struct devrt_launch_report report;
+    args[1] = DEVRT_ARG_UINT(6);
+    config = grid1(1, 1);
+    devrt_module_set_report_file(module, NULL);
+    int status = devrt_launch(module, "hostcall", &config, args, 2, &report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "unregistered service: status %d", status);
+    CHECK(strstr(report.text, "host call refused") != NULL, "report: %s", report.text);
+    devrt_mem_free(device, out);
+}
+
+static void test_exception(void)
+{
+    /* groups (4,1,1) of (8,2,1): the flat lane 8*2*2 + 8 + 3 = 43 is workgroup (2,0,0)
+     * workitem (3,1,0). */
+    struct devrt_launch_config config = {{4, 1, 1}, {8, 2, 1}};
+    struct devrt_launch_report report;
+    devrt_module_set_report_file(module, NULL);
+    /* global id x = 2*8 + 3 = 19, y = 1; flat = 19 + 32 * 1 = 51 */
+    struct devrt_arg args[] = {DEVRT_ARG_U64(51), DEVRT_ARG_UINT(3)};
+    int status = devrt_launch(module, "raise_at", &config, args, 2, &report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d", status);
+    CHECK(report.code == 3, "code %u", report.code);
+    CHECK(report.workgroup[0] == 2 && report.workgroup[1] == 0 && report.workgroup[2] == 0,
+          "workgroup (%u,%u,%u)", report.workgroup[0], report.workgroup[1], report.workgroup[2]);
+    CHECK(report.workitem[0] == 3 && report.workitem[1] == 1 && report.workitem[2] == 0,
+          "workitem (%u,%u,%u)", report.workitem[0], report.workitem[1], report.workitem[2]);
+    CHECK(strcmp(report.message, "raised on purpose") == 0, "message '%s'", report.message);
+    CHECK(strcmp(report.text, "kernel raise_at raised a domain error at workgroup (2,0,0) "
+                              "workitem (3,1,0): raised on purpose") == 0,
+          "text '%s'", report.text);
+
+    /* The next launch starts clean: nobody raises (victim past the grid). */
+    args[0] = DEVRT_ARG_U64(1u << 30);
+    status = devrt_launch(module, "raise_at", &config, args, 2, &report);
+    CHECK(status == DEVRT_SUCCESS, "clean launch after an exception: %d %s", status,
+          devrt_last_error());
+
+    /* The plain form: an unknown exception, no message. */
+    args[0] = DEVRT_ARG_U64(0);
+    args[1] = DEVRT_ARG_UINT(0);
+    status = devrt_launch(module, "raise_at", &config, args, 2, &report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION && report.code == 1 && report.message[0] == 0,
+          "plain exception: status %d code %u message '%s'", status, report.code, report.message);
+}
+
+static void test_raise_mid_request(void)
+{
+    const uint32_t groups = 16, block = 32, n = groups * block;
+    uint32_t *done = devrt_mem_alloc(device, sizeof *done);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(done), DEVRT_ARG_U64(n / 2 + 5), DEVRT_ARG_UINT(20)};
+    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_report report;
+    devrt_module_set_report_file(module, NULL);
+    int status = devrt_launch(module, "raise_mid_request", &config, args, 3, &report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d: %s", status, devrt_last_error());
+    CHECK(report.code == 2 && strstr(report.text, "index out of range"), "%s", report.text);
+    CHECK(*done == n - 1, "%u of %u other lanes finished their requests", *done, n - 1);
+    devrt_mem_free(device, done);
+    /* Nothing is left behind: the next launch's requests are served normally. */
+    test_echo(4, 16, 300, 2);
+}
+
+static void test_barrier(void)
+{
+    const uint32_t groups = 6, block = 64, n = groups * block;
+    uint32_t *slots = devrt_mem_alloc(device, n * sizeof *slots);
+    uint32_t *sums = devrt_mem_alloc(device, n * sizeof *sums);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(slots), DEVRT_ARG_PTR(sums)};
+    struct devrt_launch_config config = grid1(groups, block);
+    CHECK(devrt_launch(module, "barrier_sum", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        wrong += sums[i] != block * (block + 1) / 2;
+    CHECK(wrong == 0, "%u lanes read their workgroup before the barrier was passed", wrong);
+    devrt_mem_free(device, slots);
+    devrt_mem_free(device, sums);
+}
+
+static void test_rogue(uint32_t kind, const char *expected)
+{
+    uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(kind), DEVRT_ARG_PTR(&out[0]), DEVRT_ARG_PTR(&out[1])};
+    struct devrt_launch_config config = grid1(1, 1);
+    struct devrt_launch_report report;
+    devrt_module_set_report_file(module, NULL);
+    int status = devrt_launch(module, "rogue", &config, args, 3, &report);
+    if (!expected) {
+        CHECK(status == DEVRT_SUCCESS, "a well-formed request was refused: %s", report.text);
+        CHECK(out[0] == DEVRT_RPC_OK, "status %u", out[0]);
+    } else {
+        CHECK(status == DEVRT_ERROR_DEVICE_REQUEST, "status %d", status);
+        CHECK(out[0] == DEVRT_RPC_REFUSED, "the server answered %u, not refused", out[0]);
+        CHECK(strstr(report.text, expected) != NULL, "report '%s' lacks '%s'", report.text,
+              expected);
+    }
+    CHECK(out[1] == 1, "the request after it was not served");
+    devrt_mem_free(device, out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: rpc_test IMAGE TEST [emu|hsa]\n");
+        return 2;
+    }
+    enum devrt_backend backend = argc > 3 && !strcmp(argv[3], "hsa") ? DEVRT_BACKEND_HSA
+                                                                      : DEVRT_BACKEND_EMU;
+    /* Fewer ports than live lanes, so that every port is contended. */
+    struct devrt_device_options options = {.rpc_ports = 64};
+    int status = devrt_device_open(backend, 0, &options, &device);
+    if (status == DEVRT_ERROR_NO_DEVICE) {
+        printf("skipped: %s\n", devrt_last_error());
+        return SKIP;
+    }
+    if (status != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open the device: %s\n", devrt_last_error());
+        return 1;
+    }
+    const char *test = argv[2];
+    status = devrt_module_load(device, argv[1], &module);
+    if (!strcmp(test, "abi_mismatch")) {
+        CHECK(status == DEVRT_ERROR_ABI_MISMATCH, "status %d", status);
+        CHECK(strstr(devrt_last_error(), "ABI version 99") != NULL, "message: %s",
+              devrt_last_error());
+        printf("refused: %s\n", devrt_last_error());
+    } else if (status != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot load %s: %s\n", argv[1], devrt_last_error());
+        return 1;
+    } else if (!strcmp(test, "echo")) {
+        test_echo(64, 64, 64, 4);         /* 4096 lanes, one or two packets each */
+    } else if (!strcmp(test, "stream")) {
+        test_echo(8, 32, 4096, 3);        /* up to 65 packets per message */
+    } else if (!strcmp(test, "hostcall")) {
+        test_hostcall();
+    } else if (!strcmp(test, "exception")) {
+        test_exception();
+    } else if (!strcmp(test, "raise_mid_request")) {
+        test_raise_mid_request();
+    } else if (!strcmp(test, "barrier")) {
+        test_barrier();
+    } else if (!strcmp(test, "rogue_control")) {
+        test_rogue(0, NULL);
+    } else if (!strcmp(test, "rogue_opcode")) {
+        test_rogue(1, "unknown opcode 77");
+    } else if (!strcmp(test, "rogue_length")) {
+        test_rogue(2, "limit is");
+    } else if (!strcmp(test, "rogue_lane_mask")) {
+        test_rogue(3, "lane mask");
+    } else if (!strcmp(test, "rogue_flags")) {
+        test_rogue(4, "unknown flags");
+    } else if (!strcmp(test, "rogue_truncated")) {
+        test_rogue(5, "before its stated length");
+    } else {
+        fprintf(stderr, "unknown test %s\n", test);
+        return 2;
+    }
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    return failures ? 1 : 0;
+}

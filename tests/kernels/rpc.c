@@ -1,0 +1,82 @@
+/*
+ * Kernels that exercise the RPC protocol; built for every backend. Each lane checks its
+ * own round trips and counts failures, so the host asserts on one number per test.
+ */
+#include <devrt/devrt.h>
+
+static uint64_t fnv1a(const uint8_t *data, uint32_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < size; ++i)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+static uint64_t flat_id(void)
+{
+    return devrt_global_id(DEVRT_X) +
+           devrt_grid_size(DEVRT_X) * (devrt_global_id(DEVRT_Y) +
+                                       devrt_grid_size(DEVRT_Y) * devrt_global_id(DEVRT_Z));
+}
+
+/* Each lane echoes `rounds` messages of up to max_length bytes with its own pattern. */
+DEVRT_KERNEL void echo(uint32_t *failures, uint32_t *done, uint32_t max_length, uint32_t rounds)
+{
+    uint8_t message[4096];
+    uint64_t id = flat_id();
+    for (uint32_t round = 0; round < rounds; ++round) {
+        uint32_t length = (uint32_t)((id * 7919 + round * 104729) % (max_length + 1));
+        if (length > sizeof message)
+            length = sizeof message;
+        for (uint32_t i = 0; i < length; ++i)
+            message[i] = (uint8_t)(id * 31 + round * 17 + i);
+        if (devrt_rpc_echo(message, length) != fnv1a(message, length))
+            __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
+    }
+    __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
+}
+
+/* out[id] = the host's answer for (id, id * 3). */
+DEVRT_KERNEL void hostcall(uint64_t *out, uint32_t service)
+{
+    uint64_t id = flat_id();
+    out[id] = devrt_hostcall(service, id, id * 3, 0, 0);
+}
+
+/* The lane at `victim` raises; every other lane keeps talking to the host meanwhile. */
+DEVRT_KERNEL void raise_mid_request(uint32_t *done, uint64_t victim, uint32_t rounds)
+{
+    uint8_t message[1000];
+    uint64_t id = flat_id();
+    for (uint32_t i = 0; i < sizeof message; ++i)
+        message[i] = (uint8_t)(id + i);
+    if (id == victim)
+        DEVRT_THROW(DEVRT_EXCEPTION_BOUNDS, "index out of range");
+    for (uint32_t round = 0; round < rounds; ++round)
+        devrt_rpc_echo(message, sizeof message);
+    __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
+}
+
+/* Raise `code` at one lane, without a message when code is 0 (devrt_signal_exception). */
+DEVRT_KERNEL void raise_at(uint64_t victim, uint32_t code)
+{
+    if (flat_id() != victim)
+        return;
+    if (code == 0)
+        devrt_signal_exception();
+    devrt_signal_exception_code(code, "raised on purpose");
+}
+
+/* The barrier holds every lane of a workgroup, even after some lanes have ended. */
+DEVRT_KERNEL void barrier_sum(uint32_t *slots, uint32_t *sums)
+{
+    uint32_t lane = devrt_workitem_id(DEVRT_X);
+    uint32_t size = devrt_workgroup_size(DEVRT_X);
+    uint32_t *mine = slots + devrt_workgroup_id(DEVRT_X) * size;
+    mine[lane] = lane + 1;
+    devrt_barrier();
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < size; ++i)
+        sum += __atomic_load_n(&mine[i], __ATOMIC_RELAXED);
+    sums[devrt_workgroup_id(DEVRT_X) * size + lane] = sum;
+}
