@@ -36,3 +36,8 @@ void devrt_barrier(void)
 {
     devrt_arch_barrier();
 }
+
+uint64_t devrt_clock(void)
+{
+    return devrt_arch_clock();
+}

@@ -221,6 +221,7 @@ static void *server_main(void *arg)
 {
     devrt_device *device = arg;
     struct devrt_server *server = &device->server;
+    pthread_setname_np(pthread_self(), "devrt-server");
     while (!should_stop(server)) {
         if (serve_all(server, device))
             continue;

@@ -1,0 +1,22 @@
+/* Kernels of the RPC benchmark. */
+#include <devrt/devrt.h>
+
+/* Time `rounds` one-packet round trips per lane, in clock ticks. */
+DEVRT_KERNEL void round_trips(uint64_t *samples, uint32_t rounds)
+{
+    uint64_t lane = devrt_global_id(DEVRT_X);
+    uint64_t payload[4] = {lane, 1, 2, 3};
+    for (uint32_t i = 0; i < rounds; ++i) {
+        uint64_t start = devrt_clock();
+        devrt_rpc_echo(payload, sizeof payload);
+        samples[lane * rounds + i] = devrt_clock() - start;
+    }
+}
+
+/* Run for `ticks` without a request. */
+DEVRT_KERNEL void idle(uint64_t ticks)
+{
+    uint64_t start = devrt_clock();
+    while (devrt_clock() - start < ticks)
+        ;
+}
