@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 # Supported targets and their default wavefront size.
 TARGETS = {
@@ -55,15 +56,7 @@ class Toolchain:
             bc = stem + ".bc"
             self.run(self.tool("clang"), *cflags, "-emit-llvm", "-c", source, "-o", bc)
             if library:
-                linked = stem + ".linked.bc"
-                self.run(self.tool("llvm-link"), "--only-needed", bc, self.bitcode, "-o", linked)
-                kernels = self.kernel_names(linked)
-                optimized = stem + ".opt.bc"
-                self.run(self.tool("opt"), f"-mcpu={cpu}", *llc_flags(flags),
-                         "-passes=internalize,default<O3>",
-                         "-internalize-public-api-list=" + ",".join(kernels + list(keep)),
-                         linked, "-o", optimized)
-                bc = optimized
+                return self.jit(bc, cpu, stem, [self.bitcode], flags=flags, keep=keep)
             self.run(self.tool("llc"), "-O3", f"-mcpu={cpu}", *llc_flags(flags),
                      "-filetype=obj", bc, "-o", obj)
         elif path == "builtin-bitcode":
@@ -80,6 +73,62 @@ class Toolchain:
             raise ValueError(path)
         self.run(self.tool("ld.lld"), "-shared", "--no-undefined", obj, "-o", code_object)
         return code_object
+
+    def compile(self, source, cpu, stem, flags=()):
+        """Compile a C kernel to bitcode for CPU (the front end only); returns its path."""
+        bc = stem + ".bc"
+        self.run(self.tool("clang"), *self.cflags(cpu, flags), "-emit-llvm", "-c", source,
+                 "-o", bc)
+        return bc
+
+    def jit(self, bc, cpu, stem, libraries, flags=(), keep=(), timings=None):
+        """What a JIT does with a kernel module: link the needed functions of LIBRARIES
+        (bitcode files, in order: each may use the ones after it), internalize all but the
+        kernels and KEEP, optimize, generate code, link the code object. Returns its path.
+
+        TIMINGS, a dict, receives the seconds each step took: link, opt, llc, lld.
+        """
+        linked, optimized = stem + ".linked.bc", stem + ".opt.bc"
+        obj, code_object = stem + ".o", stem + ".hsaco"
+        def call(step, *args):
+            start = time.perf_counter()
+            self.run(*args)
+            if timings is not None:
+                timings[step] = timings.get(step, 0.0) + time.perf_counter() - start
+        call("link", self.tool("llvm-link"), "--only-needed", bc, *libraries, "-o", linked)
+        kernels = self.kernel_names(linked)
+        call("opt", self.tool("opt"), f"-mcpu={cpu}", *llc_flags(flags),
+             "-passes=internalize,default<O3>",
+             "-internalize-public-api-list=" + ",".join(kernels + list(keep)),
+             linked, "-o", optimized)
+        call("llc", self.tool("llc"), "-O3", f"-mcpu={cpu}", *llc_flags(flags),
+             "-filetype=obj", optimized, "-o", obj)
+        call("lld", self.tool("ld.lld"), "-shared", "--no-undefined", obj, "-o", code_object)
+        return code_object
+
+    def code_size(self, code_object, cpu):
+        """(instructions, bytes) of the code object's functions: the kernels and every
+        function they call that was not inlined, from the symbol table's FUNC sizes and
+        the disassembly within them (the s_code_end/s_nop padding after them excluded)."""
+        syms = self.run(self.tool("llvm-readelf"), "-s", "--wide", code_object)
+        ranges = set()
+        for line in syms.splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[3] == "FUNC" and f[1] != "0000000000000000" and int(f[2], 0):
+                start = int(f[1], 16)
+                ranges.add((start, start + int(f[2], 0)))
+        text = self.run(self.tool("llvm-objdump"), "-d", f"--mcpu={cpu}", code_object)
+        count = 0
+        for line in text.splitlines():
+            m = re.match(r"\t\S.*//\s*([0-9A-Fa-f]+):", line)
+            if m and any(a <= int(m.group(1), 16) < b for a, b in ranges):
+                count += 1
+        return count, sum(b - a for a, b in ranges)
+
+    def defined_symbols(self, bitcode):
+        """The symbols a bitcode file defines (llvm-nm)."""
+        out = self.run(self.tool("llvm-nm"), "--defined-only", "--format=just-symbols", bitcode)
+        return {line.strip() for line in out.splitlines() if line.strip()}
 
     def kernel_names(self, bitcode):
         text = self.run(self.tool("llvm-dis"), bitcode, "-o", "-")
@@ -124,6 +173,26 @@ class Toolchain:
 def llc_flags(flags):
     """clang's -mwavefrontsize64 spelled for llc."""
     return ["-mattr=+wavefrontsize64"] if "-mwavefrontsize64" in flags else []
+
+
+# ROCm's device libraries (ockl and its oclc control libraries), as Debian installs them.
+ROCM_BITCODE = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"
+
+
+def rocm_device_libs(cpu, wave=None, directory=ROCM_BITCODE):
+    """The bitcode files a compiler links for ockl on CPU, in link order, or None when the
+    package has no oclc_isa_version file for CPU. Controls as clang sets them by default
+    for non-fast-math code: code object ABI 5, denormals kept, no finite-only or unsafe
+    math, sqrt not forced to be correctly rounded."""
+    isa = os.path.join(directory, f"oclc_isa_version_{cpu[3:]}.bc")
+    if not os.path.exists(isa):
+        return None
+    wave = wave or TARGETS.get(cpu, 64)
+    names = ["ockl.bc", isa, "oclc_abi_version_500.bc",
+             f"oclc_wavefrontsize64_{'on' if wave == 64 else 'off'}.bc",
+             "oclc_daz_opt_off.bc", "oclc_finite_only_off.bc", "oclc_unsafe_math_off.bc",
+             "oclc_correctly_rounded_sqrt_off.bc"]
+    return [os.path.join(directory, n) for n in names]
 
 
 def workdir():

@@ -1,0 +1,10 @@
+#include <devrt/devrt.h>
+#include "cost.h"
+
+COST_KERNEL cost_barrier(uint64_t *out, const uint64_t *in)
+{
+    uint32_t i = COST_INDEX;
+    out[i] = in[i];
+    devrt_barrier();
+    out[i + 1] = in[i];
+}

@@ -1,0 +1,8 @@
+#include <devrt/devrt.h>
+#include "cost.h"
+
+COST_KERNEL cost_broadcast_first(uint64_t *out, const uint64_t *in)
+{
+    uint32_t i = COST_INDEX;
+    out[i] = devrt_broadcast_first((uint32_t)in[i]);
+}

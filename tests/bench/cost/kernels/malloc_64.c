@@ -1,0 +1,8 @@
+#include <devrt/devrt.h>
+#include "cost.h"
+
+COST_KERNEL cost_malloc_64(uint64_t *out, const uint64_t *in)
+{
+    uint32_t i = COST_INDEX;
+    out[i] = (uint64_t)(uintptr_t)devrt_malloc(64);
+}

@@ -1,0 +1,10 @@
+#include <devrt/devrt.h>
+#include "cost.h"
+
+COST_KERNEL cost_throw(uint64_t *out, const uint64_t *in)
+{
+    uint32_t i = COST_INDEX;
+    if (in[i] == 0)
+        DEVRT_THROW(DEVRT_EXCEPTION_DOMAIN, "zero input");
+    out[i] = in[i];
+}
