@@ -4,15 +4,15 @@
 uint64_t devrt_hostcall_data(uint32_t service, const void *data, uint32_t size)
 {
     struct devrt_rpc_port port = devrt_rpc_open();
-    struct devrt_rpc_packet reply = {0};
+    uint64_t result = 0;
     uint32_t status = DEVRT_RPC_REFUSED;
     if (devrt_rpc_send(&port, DEVRT_RPC_HOSTCALL, DEVRT_RPC_WANT_REPLY, service, data, size))
-        status = devrt_rpc_receive(&port, &reply);
+        status = devrt_rpc_receive(&port, &result);
     devrt_rpc_close(&port);
     if (status != DEVRT_RPC_OK)
         devrt_signal_exception_at(DEVRT_EXCEPTION_DEVICE_ERROR, "host call refused", __FILE__,
                                   __LINE__, service);
-    return reply.word[0];
+    return result;
 }
 
 uint64_t devrt_hostcall(uint32_t service, uint64_t arg0, uint64_t arg1, uint64_t arg2,
@@ -29,13 +29,13 @@ uint64_t devrt_hostcall(uint32_t service, uint64_t arg0, uint64_t arg1, uint64_t
 uint64_t devrt_rpc_echo(const void *data, uint32_t size)
 {
     struct devrt_rpc_port port = devrt_rpc_open();
-    struct devrt_rpc_packet reply = {0};
+    uint64_t result = 0;
     uint32_t status = DEVRT_RPC_REFUSED;
     if (devrt_rpc_send(&port, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY, 0, data, size))
-        status = devrt_rpc_receive(&port, &reply);
+        status = devrt_rpc_receive(&port, &result);
     devrt_rpc_close(&port);
     if (status != DEVRT_RPC_OK)
         devrt_signal_exception_at(DEVRT_EXCEPTION_DEVICE_ERROR, "echo refused", __FILE__,
                                   __LINE__, size);
-    return reply.word[0];
+    return result;
 }

@@ -4,12 +4,20 @@
 
 #include "arch/arch.h"
 
-/* A port held by the calling wave. Every field is the same in all of its lanes. */
+/*
+ * A port held by the calling wave. Every field is the same in all of its lanes.
+ *
+ * lanes: the lanes that opened the port, taken once. Every later step names them, so no
+ * step assumes that the lanes run in lock-step: on a GPU with independent thread
+ * scheduling (nvptx) the active mask at a later point may be a part of them, and a step
+ * that asked again could let the leader hand the port over before the others wrote.
+ */
 struct devrt_rpc_port {
     struct devrt_rpc_channel *channel;
     struct devrt_rpc_buffer *buffer;
     uint32_t index;
     uint32_t outbox; /* the value of our mailbox word after our last flip */
+    uint64_t lanes;
 };
 
 /* Take a free port for the calling wave and wait until the server has handed it back. */
@@ -23,10 +31,149 @@ struct devrt_rpc_port devrt_rpc_open(void);
 bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags, uint32_t arg,
                     const void *data, uint32_t length);
 
-/* Wait for the server's reply to the last message and copy this lane's packet. */
-uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, struct devrt_rpc_packet *reply);
+/*
+ * Wait for the server's reply to the last message; returns its status and stores the first
+ * word of this lane's reply (every reply so far is one word).
+ */
+uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result);
 
 /* Give the port up. The server may still be reading it; the next owner waits for that. */
 void devrt_rpc_close(struct devrt_rpc_port *port);
+
+/*
+ * The protocol's steps, always inlined: a path that must cost a kernel no call (output,
+ * whose budget is a few VGPRs and no scratch) composes them itself. The functions above
+ * are built from them.
+ */
+
+/*
+ * The steps come in two forms: NAME_in takes the lanes that take part (a mask the caller
+ * took once, such as port.lanes); NAME asks for the active mask where it is called, which
+ * is exact only where the lanes run together (amdgcn, emu, or code that has not
+ * diverged since the port was taken).
+ */
+
+/* The first lane of `lanes` acts for the wave where one atomic or one store is enough. */
+static inline DEVRT_ARCH_INLINE bool devrt_rpc_leader_in(uint64_t lanes)
+{
+    return devrt_arch_rank_in(lanes) == 0;
+}
+
+static inline DEVRT_ARCH_INLINE bool devrt_rpc_is_leader(void)
+{
+    return devrt_rpc_leader_in(devrt_arch_active_mask());
+}
+
+static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock_in(struct devrt_rpc_channel *channel,
+                                                           uint32_t index, uint64_t lanes)
+{
+    uint32_t taken = 0;
+    if (devrt_rpc_leader_in(lanes)) {
+        uint32_t bit = 1u << (index % 32);
+        uint32_t old = devrt_atomic_fetch_or(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], bit, __ATOMIC_ACQUIRE,
+                                             DEVRT_SCOPE_DEVICE);
+        taken = (old & bit) == 0;
+    }
+    return devrt_arch_read_first_sync(lanes, taken) != 0;
+}
+
+static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock(struct devrt_rpc_channel *channel,
+                                                        uint32_t index)
+{
+    return devrt_rpc_try_lock_in(channel, index, devrt_arch_active_mask());
+}
+
+/* Wait until the server has handed the port back. */
+static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *channel,
+                                                    uint32_t index, uint32_t outbox)
+{
+    while (devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->inbox[index], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM) !=
+           outbox)
+        devrt_arch_sleep();
+    devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+}
+
+static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
+{
+    struct devrt_rpc_channel *channel = DEVRT_ARCH_READ_ONLY(__devrt_state)->rpc;
+    uint64_t lanes = devrt_arch_active_mask();
+    /* Spread waves over the ports so that most find theirs free at the first try. */
+    uint32_t last = DEVRT_ARCH_READ_ONLY(channel)->port_count - 1; /* a power of two less one: no division */
+    /* No division by the wave size: it folds too late to become a shift on amdgcn. */
+    uint32_t index = devrt_arch_read_first_sync(lanes, devrt_arch_workitem_id(0) +
+                                                           devrt_arch_workgroup_id(0) * 1031) &
+                     last;
+    while (!devrt_rpc_try_lock_in(channel, index, lanes)) {
+        index = (index + 1) & last;
+        devrt_arch_sleep();
+    }
+    /* The leader's value: it read after taking the lock, so after the last owner's flip. */
+    uint32_t outbox = devrt_arch_read_first_sync(
+        lanes, devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM));
+    struct devrt_rpc_port port = {
+        .channel = channel,
+        .buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index],
+        .index = index,
+        .outbox = outbox,
+        .lanes = lanes,
+    };
+    devrt_rpc_wait(channel, index, port.outbox);
+    return port;
+}
+
+/*
+ * Hand the port to the server: the header (every lane's packet is already written), then
+ * the outbox flip; returns the new outbox value. The leader flips only once every lane of
+ * `lanes` has written its packet (the lane sync), and its system-scope release fence
+ * orders what they wrote before the flip.
+ */
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_channel *channel,
+                                                           struct devrt_rpc_buffer *buffer,
+                                                           uint32_t index, uint32_t outbox,
+                                                           uint64_t lanes, uint32_t opcode,
+                                                           uint32_t flags)
+{
+    bool leader = devrt_rpc_leader_in(lanes);
+    if (leader) {
+        buffer->header.opcode = opcode;
+        buffer->header.flags = flags;
+        buffer->header.lane_mask = lanes;
+    }
+    devrt_arch_sync_lanes(lanes);
+    devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+    outbox ^= 1u;
+    if (leader) {
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
+    }
+    return outbox;
+}
+
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post(struct devrt_rpc_channel *channel,
+                                                        struct devrt_rpc_buffer *buffer,
+                                                        uint32_t index, uint32_t outbox,
+                                                        uint32_t opcode, uint32_t flags)
+{
+    return devrt_rpc_post_in(channel, buffer, index, outbox, devrt_arch_active_mask(), opcode,
+                             flags);
+}
+
+/* Every lane of `lanes` is done with the buffer (read its reply) before the port is freed. */
+static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_channel *channel,
+                                                          uint32_t index, uint64_t lanes)
+{
+    devrt_arch_sync_lanes(lanes);
+    if (devrt_rpc_leader_in(lanes)) {
+        uint32_t bit = 1u << (index % 32);
+        devrt_atomic_fetch_and(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], ~bit, __ATOMIC_RELEASE,
+                               DEVRT_SCOPE_DEVICE);
+    }
+}
+
+static inline DEVRT_ARCH_INLINE void devrt_rpc_release(struct devrt_rpc_channel *channel,
+                                                       uint32_t index)
+{
+    devrt_rpc_release_in(channel, index, devrt_arch_active_mask());
+}
 
 #endif

@@ -5,8 +5,12 @@
 # ${DEVRT_MANIFEST_FILE} with one name per line.
 function(devrt_read_manifest)
   set(def "${PROJECT_SOURCE_DIR}/include/devrt/symbols.def")
+  set(cpp "${DEVRT_CLANG}")
+  if(NOT cpp)
+    set(cpp "${CMAKE_C_COMPILER}") # a host-only build (DEVRT_DEVICE_CODE=OFF)
+  endif()
   execute_process(
-    COMMAND "${DEVRT_CLANG}" -E -P -x c
+    COMMAND "${cpp}" -E -P -x c
             "-DDEVRT_FUNCTION(r,name,p)=@name@" "-DDEVRT_NORETURN(name,p)=@name@"
             "-DDEVRT_VARIABLE(t,name)=@name@" "${def}"
     OUTPUT_VARIABLE expanded RESULT_VARIABLE rc)

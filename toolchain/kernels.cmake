@@ -11,3 +11,72 @@ function(devrt_add_emu_kernel name)
   target_link_libraries(${name} PRIVATE devrt_emu)
   target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/device")
 endfunction()
+
+# devrt_add_nvptx_kernel(<name> SOURCES <c files...> [ARCH <sm_NN>] [DEFINES ...])
+# A PTX image for the CUDA backend, ${DEVRT_PTX_DIR}/<name>.ptx: the kernels compiled for
+# nvptx64-nvidia-cuda, linked with devrt-nvptx.bc (only what they use), optimized as one
+# module so the library inlines into them, and turned into PTX by llc. ARCH defaults to
+# DEVRT_NVPTX_ARCH. Sets <name>_PTX in the caller's scope to the file, and adds the target
+# <name> to nvptx-ptx, which builds every image.
+#
+# Without device code (DEVRT_DEVICE_CODE=OFF) nothing is compiled: <name>_PTX is
+# ${DEVRT_PREBUILT_PTX_DIR}/<name>.ptx when that file exists, and empty otherwise, so the
+# caller can leave its tests out.
+set(DEVRT_NVPTX_ARCH sm_90 CACHE STRING "The GPU the nvptx test kernels are built for")
+function(devrt_add_nvptx_kernel name)
+  cmake_parse_arguments(arg "" "ARCH" "SOURCES;DEFINES" ${ARGN})
+  if(NOT arg_ARCH)
+    set(arg_ARCH "${DEVRT_NVPTX_ARCH}")
+  endif()
+  if(NOT DEVRT_DEVICE_CODE)
+    set(ptx "${DEVRT_PREBUILT_PTX_DIR}/${name}.ptx")
+    if(DEVRT_PREBUILT_PTX_DIR AND EXISTS "${ptx}")
+      set(${name}_PTX "${ptx}" PARENT_SCOPE)
+    else()
+      message(STATUS "devrt: no prebuilt ${name}.ptx; the nvptx tests that need it are left out")
+      set(${name}_PTX "" PARENT_SCOPE)
+    endif()
+    return()
+  endif()
+  set(ptx "${DEVRT_PTX_DIR}/${name}.ptx")
+  set(work "${CMAKE_CURRENT_BINARY_DIR}/${name}.nvptx")
+  set(defines)
+  foreach(d ${arg_DEFINES})
+    list(APPEND defines "-D${d}")
+  endforeach()
+  set(objects)
+  foreach(src ${arg_SOURCES})
+    get_filename_component(src "${src}" ABSOLUTE)
+    get_filename_component(stem "${src}" NAME_WE)
+    set(obj "${work}/${stem}.bc")
+    add_custom_command(
+      OUTPUT "${obj}"
+      COMMAND "${DEVRT_CLANG}" -target nvptx64-nvidia-cuda -march=${arg_ARCH} -nogpulib
+              -ffreestanding -std=c17 -O2 -Wall -Wextra -Werror
+              -Xclang -target-feature -Xclang +ptx78 ${defines}
+              -I "${PROJECT_SOURCE_DIR}/include" -I "${PROJECT_SOURCE_DIR}/device"
+              -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"
+      DEPFILE "${obj}.d"
+      DEPENDS "${src}"
+      COMMENT "Compiling ${stem} for nvptx (${arg_ARCH})"
+      VERBATIM)
+    list(APPEND objects "${obj}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${ptx}"
+    COMMAND "${DEVRT_LLVM_LINK}" ${objects} -o "${work}/kernels.bc"
+    COMMAND "${DEVRT_LLVM_LINK}" --only-needed "${work}/kernels.bc" "${DEVRT_NVPTX_BC}"
+            -o "${work}/linked.bc"
+    COMMAND "${DEVRT_OPT}" -O2 "${work}/linked.bc" -o "${work}/optimized.bc"
+    COMMAND "${DEVRT_LLC}" -mtriple=nvptx64-nvidia-cuda -mcpu=${arg_ARCH} -mattr=+ptx78
+            "${work}/optimized.bc" -o "${ptx}"
+    DEPENDS ${objects} devrt-nvptx "${DEVRT_NVPTX_BC}"
+    COMMENT "Linking ${name}.ptx"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS "${ptx}")
+  if(NOT TARGET nvptx-ptx)
+    add_custom_target(nvptx-ptx)
+  endif()
+  add_dependencies(nvptx-ptx ${name})
+  set(${name}_PTX "${ptx}" PARENT_SCOPE)
+endfunction()

@@ -14,6 +14,13 @@
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
 
 /*
+ * Reads of runtime data that no kernel changes (the channel's and the heap's descriptors)
+ * go through the constant address space, so they become scalar loads into SGPRs instead of
+ * vector loads into VGPRs, which every lane pays for.
+ */
+#define DEVRT_ARCH_READ_ONLY(p) ((const __attribute__((address_space(4))) __typeof__(*(p)) *)(p))
+
+/*
  * __builtin_amdgcn_wavefrontsize() stays an intrinsic in target-independent bitcode and
  * folds to a constant once the kernel's target is known, so one bitcode serves both widths
  * and the branch on it costs nothing.
@@ -53,6 +60,22 @@ static inline uint32_t devrt_arch_rank_in(uint64_t mask)
 static inline uint32_t devrt_arch_read_first(uint32_t value)
 {
     return __builtin_amdgcn_readfirstlane(value);
+}
+
+/*
+ * The forms over a mask the caller took once (see nvptx.h): a wave runs its active lanes
+ * together, so that mask is the active one and the plain forms serve.
+ */
+static inline uint64_t devrt_arch_ballot_sync(uint64_t mask, bool predicate)
+{
+    (void)mask;
+    return devrt_arch_ballot(predicate);
+}
+
+static inline uint32_t devrt_arch_read_first_sync(uint64_t mask, uint32_t value)
+{
+    (void)mask;
+    return devrt_arch_read_first(value);
 }
 
 /* AMDGPU wavefronts execute in lock-step: the lanes of a mask are always in sync. */
@@ -173,13 +196,14 @@ struct devrt_amdgcn_signal {
 
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {
-    struct devrt_amdgcn_signal *signal = (struct devrt_amdgcn_signal *)doorbell->signal;
+    struct devrt_amdgcn_signal *signal =
+        (struct devrt_amdgcn_signal *)DEVRT_ARCH_READ_ONLY(doorbell)->signal;
     if (!signal)
         return;
     __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
-    uint64_t *mailbox = signal->event_mailbox;
+    uint64_t *mailbox = DEVRT_ARCH_READ_ONLY(signal)->event_mailbox;
     if (mailbox) {
-        uint32_t id = signal->event_id;
+        uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
         __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
         __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
     }

@@ -19,6 +19,7 @@
 #include <devrt/rpc.h>
 
 #define DEVRT_ARCH_INLINE
+#define DEVRT_ARCH_READ_ONLY(p) (p)
 
 extern _Thread_local struct devrt_emu_lane *devrt_emu_current_lane;
 
@@ -50,6 +51,17 @@ static inline uint32_t devrt_arch_rank_in(uint64_t mask)
 
 static inline uint32_t devrt_arch_read_first(uint32_t value)
 {
+    return value;
+}
+
+static inline uint64_t devrt_arch_ballot_sync(uint64_t mask, bool predicate)
+{
+    return predicate ? mask & 1u : 0u;
+}
+
+static inline uint32_t devrt_arch_read_first_sync(uint64_t mask, uint32_t value)
+{
+    (void)mask;
     return value;
 }
 

@@ -13,7 +13,12 @@
 static const struct devrt_backend_ops *backend_ops(enum devrt_backend backend)
 {
     switch (backend) {
+#ifdef DEVRT_HAVE_EMU
     case DEVRT_BACKEND_EMU: return &devrt_emu_backend;
+#endif
+#ifdef DEVRT_HAVE_CUDA
+    case DEVRT_BACKEND_CUDA: return &devrt_cuda_backend;
+#endif
 #ifdef DEVRT_HAVE_HSA
     case DEVRT_BACKEND_HSA: return &devrt_hsa_backend;
 #endif
@@ -70,7 +75,11 @@ int devrt_device_open(enum devrt_backend backend, int index,
     if (!device)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
     device->ops = ops;
-    device->rpc_ports = options ? options->rpc_ports : 0;
+    if (options) {
+        device->rpc_ports = options->rpc_ports;
+        device->heap_initial_bytes = options->heap_initial_bytes;
+        device->heap_max_bytes = options->heap_max_bytes;
+    }
     int status = ops->open(device, index);
     if (status != DEVRT_SUCCESS) {
         free(device);

@@ -45,6 +45,7 @@ static void free_channel(devrt_module *module)
     ops->free(device, module->channel, DEVRT_MEMORY_DEVICE);
     ops->free(device, module->state, DEVRT_MEMORY_DEVICE);
     free(module->ports);
+    devrt_heap_detach(module);
 }
 
 /* Allocate the state block and the channel, then point __devrt_state at the block. */
@@ -52,7 +53,11 @@ static int attach_state(devrt_module *module)
 {
     devrt_device *device = module->device;
     const struct devrt_backend_ops *ops = device->ops;
-    uint32_t ports = device->rpc_ports ? (uint32_t)device->rpc_ports : DEVRT_DEFAULT_PORTS;
+    uint32_t ports = 1;
+    while (ports < device->rpc_ports && ports < (1u << 20))
+        ports *= 2; /* the device picks a port with a mask */
+    if (!device->rpc_ports)
+        ports = DEVRT_DEFAULT_PORTS;
     struct devrt_rpc_channel *c = &module->host_channel;
     c->port_count = ports;
     c->wave_size = device->wave_size;
@@ -69,11 +74,17 @@ static int attach_state(devrt_module *module)
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);
     }
+    int status = devrt_heap_attach(module);
+    if (status != DEVRT_SUCCESS) {
+        free_channel(module);
+        return status;
+    }
     struct devrt_state state = {
         .magic = DEVRT_STATE_MAGIC,
         .abi_version = DEVRT_ABI_VERSION,
         .size = sizeof state,
         .rpc = module->channel,
+        .heap = module->heap.device_heap,
     };
     if (ops->write(device, module->channel, c, sizeof *c) != 0 ||
         ops->write(device, module->state, &state, sizeof state) != 0 ||
@@ -96,7 +107,9 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     }
     module->device = device;
     module->report_file = stderr;
+    module->output_file = stdout;
     pthread_mutex_init(&module->error_lock, NULL);
+    pthread_mutex_init(&module->output_lock, NULL);
     int status = device->ops->load(module, path, &module->state_variable);
     if (status == DEVRT_SUCCESS) {
         status = check_library(module);
@@ -107,6 +120,7 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     }
     if (status != DEVRT_SUCCESS) {
         pthread_mutex_destroy(&module->error_lock);
+        pthread_mutex_destroy(&module->output_lock);
         free(module->path);
         free(module);
         return status;
@@ -125,6 +139,7 @@ void devrt_module_unload(devrt_module *module)
     device->ops->unload(module);
     free_channel(module);
     pthread_mutex_destroy(&module->error_lock);
+    pthread_mutex_destroy(&module->output_lock);
     free(module->path);
     free(module);
 }
@@ -222,7 +237,7 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
         return status;
     /* Everything the kernel sent, its output included, is taken before anything is reported. */
     devrt_server_drain(device, module);
-    fflush(stdout);
+    devrt_output_flush(module);
 
     struct devrt_launch_report local;
     if (!report)

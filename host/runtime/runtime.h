@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <devrt/abi.h>
+#include <devrt/heap.h>
 #include <devrt/host.h>
 #include <devrt/rpc.h>
 
@@ -60,6 +61,7 @@ struct devrt_device {
     void *backend; /* the backend's own state */
     uint32_t wave_size;
     size_t rpc_ports;
+    size_t heap_initial_bytes, heap_max_bytes;
     struct devrt_rpc_doorbell *doorbell; /* host-visible, shared by the device's channels */
     struct devrt_server server;
 };
@@ -70,6 +72,8 @@ struct devrt_lane_message {
     uint32_t length;
     uint32_t received;
     uint32_t arg;
+    uint32_t capacity; /* bytes allocated at data */
+    bool open;         /* DEVRT_RPC_OPEN_LENGTH: it ends with the request */
 };
 
 struct devrt_port_state {
@@ -79,17 +83,36 @@ struct devrt_port_state {
     struct devrt_lane_message lane[DEVRT_RPC_MAX_LANES];
 };
 
+/* The host's side of a module's device heap (heap.c). */
+struct devrt_module_heap {
+    struct devrt_heap *device_heap; /* device memory */
+    uint64_t *slabs;
+    uint32_t *lookup;
+    void **chunks; /* every allocation backing the heap, as the backend returned it */
+    size_t chunk_count, chunk_capacity;
+    char *initial; /* the initial reservation, handed out first */
+    size_t initial_bytes, initial_used;
+    size_t reserved_bytes, max_bytes;
+    struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COUNT];
+};
+
 struct devrt_module {
     devrt_device *device;
     devrt_module *next;
     void *backend;
     char *path;
     FILE *report_file;
+    /* Where output goes (output.c); the server writes under output_lock. */
+    pthread_mutex_t output_lock;
+    FILE *output_file;
+    devrt_output_fn *output_fn;
+    void *output_context;
     struct devrt_state **state_variable; /* device address of __devrt_state */
     struct devrt_state *state;           /* device memory */
     struct devrt_rpc_channel *channel;   /* device memory, what the device reads */
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;      /* the server's, one per port */
+    struct devrt_module_heap heap;
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;
@@ -118,11 +141,27 @@ void devrt_server_drain(devrt_device *device, devrt_module *module);
 /* Serve the ports of one module once; returns the number of packets taken. */
 size_t devrt_server_serve_module(devrt_device *device, devrt_module *module);
 
+/* heap.c */
+int devrt_heap_attach(devrt_module *module);
+void devrt_heap_detach(devrt_module *module);
+devrt_request_handler devrt_serve_heap_grow;
+
+/* output.c: the handlers of DEVRT_RPC_OUTPUT and DEVRT_RPC_PRINTF */
+int devrt_serve_output(struct devrt_request *request);
+int devrt_serve_printf(struct devrt_request *request);
+/* Flush the module's output file, if it has one. */
+void devrt_output_flush(devrt_module *module);
+
 /* error.c */
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* backends */
+#ifdef DEVRT_HAVE_EMU
 extern const struct devrt_backend_ops devrt_emu_backend;
+#endif
+#ifdef DEVRT_HAVE_CUDA
+extern const struct devrt_backend_ops devrt_cuda_backend;
+#endif
 #ifdef DEVRT_HAVE_HSA
 extern const struct devrt_backend_ops devrt_hsa_backend;
 #endif

@@ -57,6 +57,9 @@ static int serve_hostcall(struct devrt_request *request)
 static devrt_request_handler *const handlers[DEVRT_RPC_OPCODE_END] = {
     [DEVRT_RPC_ECHO] = serve_echo,
     [DEVRT_RPC_HOSTCALL] = serve_hostcall,
+    [DEVRT_RPC_HEAP_GROW] = devrt_serve_heap_grow,
+    [DEVRT_RPC_OUTPUT] = devrt_serve_output,
+    [DEVRT_RPC_PRINTF] = devrt_serve_printf,
 };
 
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
@@ -102,7 +105,7 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
         return snprintf(why, why_size, "opcode or lanes changed in the middle of a message"), why;
 
     bool first = !port->streaming;
-    bool outstanding = false;
+    bool outstanding = false, open = false;
     for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
         if (!(header->lane_mask >> lane & 1))
             continue;
@@ -112,19 +115,41 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
         if (first) {
             struct devrt_rpc_first_packet head;
             memcpy(&head, bytes, sizeof head);
-            if (head.length > DEVRT_RPC_MAX_MESSAGE)
+            m->open = head.length == DEVRT_RPC_OPEN_LENGTH;
+            if (!m->open && head.length > DEVRT_RPC_MAX_MESSAGE)
                 return snprintf(why, why_size, "lane %u: message of %u bytes, the limit is %u",
                                 lane, head.length, DEVRT_RPC_MAX_MESSAGE),
                        why;
-            m->length = head.length;
+            m->length = m->open ? 0 : head.length;
+            m->capacity = m->open ? 4 * DEVRT_RPC_PACKET_BYTES : head.length;
             m->arg = head.arg;
-            m->data = malloc(head.length ? head.length : 1);
+            m->data = malloc(m->capacity ? m->capacity : 1);
             if (!m->data)
-                return snprintf(why, why_size, "no host memory for %u bytes", head.length), why;
+                return snprintf(why, why_size, "no host memory for %u bytes", m->capacity), why;
             bytes += sizeof head;
             payload = DEVRT_RPC_FIRST_PAYLOAD;
-        } else if (m->received == m->length) {
+        } else if (!m->open && m->received == m->length) {
             continue; /* this lane's message is complete; its packet is ignored */
+        }
+        if (m->open) {
+            /* An open message takes every packet whole, up to the request's last. */
+            open = true;
+            if (m->received + payload > DEVRT_RPC_MAX_MESSAGE)
+                return snprintf(why, why_size, "lane %u: open message over the limit of %u bytes",
+                                lane, DEVRT_RPC_MAX_MESSAGE),
+                       why;
+            if (m->received + payload > m->capacity) {
+                uint32_t capacity = m->capacity * 2;
+                uint8_t *grown = realloc(m->data, capacity);
+                if (!grown)
+                    return snprintf(why, why_size, "no host memory for %u bytes", capacity), why;
+                m->data = grown;
+                m->capacity = capacity;
+            }
+            memcpy(m->data + m->received, bytes, payload);
+            m->received += (uint32_t)payload;
+            m->length = m->received;
+            continue;
         }
         size_t take = m->length - m->received < payload ? m->length - m->received : payload;
         memcpy(m->data + m->received, bytes, take);
@@ -135,7 +160,7 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
     port->opcode = header->opcode;
     port->lane_mask = header->lane_mask;
     bool more = header->flags & DEVRT_RPC_MORE;
-    if (more && !outstanding)
+    if (more && !outstanding && !open)
         return snprintf(why, why_size, "a packet past the end of every lane's message"), why;
     if (!more && outstanding)
         return snprintf(why, why_size, "message ends before its stated length"), why;

@@ -89,7 +89,17 @@ struct devrt_launch_report {
 };
 
 struct devrt_device_options {
-    size_t rpc_ports; /* 0: the backend's default */
+    size_t rpc_ports;          /* 0: the backend's default */
+    size_t heap_initial_bytes; /* reserved for each module's heap at load; 0: 4 MiB */
+    size_t heap_max_bytes;     /* the most a module's heap grows to; 0: 256 MiB */
+};
+
+struct devrt_heap_stats {
+    uint64_t bytes_in_use;       /* bytes of blocks allocated and not freed */
+    uint64_t bytes_reserved;     /* device memory the heap holds */
+    uint64_t max_bytes;
+    uint32_t slabs;
+    uint64_t failed_allocations; /* allocations that returned NULL, sizes past the maximum included */
 };
 
 /* Device memory that kernels and the host can both read and write. */
@@ -112,6 +122,23 @@ void devrt_module_unload(devrt_module *module);
 void devrt_module_set_report_file(devrt_module *module, FILE *file);
 
 /*
+ * Output. Each devrt_printf, devrt_puts, devrt_putchar or devrt_output_write call of one
+ * lane arrives as one unit, whole, while the kernel runs; units of different lanes never
+ * interleave. A unit goes to the module's output file (default stdout; NULL discards
+ * output), or to its callback if one is set. STREAM says which device context the unit
+ * came from. The server thread calls the callback, one unit at a time.
+ */
+enum devrt_output_stream {
+    DEVRT_OUTPUT_RAW = 1,   /* devrt_output_context(): bytes as the device wrote them */
+    DEVRT_OUTPUT_PRINTF = 2 /* devrt_printf_output_context(): what the host formatted */
+};
+typedef void devrt_output_fn(void *context, uint32_t stream, const char *data, size_t size);
+/* Output to FILE from now on (a callback set before is dropped). */
+void devrt_module_set_output_file(devrt_module *module, FILE *file);
+/* Output to FN from now on; FN NULL: back to the output file. */
+void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn, void *context);
+
+/*
  * Run KERNEL and wait for it, serving its requests meanwhile. On DEVRT_ERROR_EXCEPTION or
  * DEVRT_ERROR_DEVICE_REQUEST, *report (if given) says what happened, and the report line
  * has been written to the module's report file after the kernel's output. The next launch
@@ -119,6 +146,9 @@ void devrt_module_set_report_file(devrt_module *module, FILE *file);
  */
 int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
                  const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report);
+
+/* The module's device heap, as the device last left it. */
+int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats);
 
 /* Host calls: devrt_hostcall(service, ...) on the device runs FN on the host. */
 typedef uint64_t devrt_hostcall_fn(void *context, uint32_t service, const void *data, size_t size);

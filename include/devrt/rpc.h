@@ -23,6 +23,10 @@
  * client sends a packet with DEVRT_RPC_MORE set, waits until the server hands the port
  * back, and sends the next. Requests without a reply (output, free) do not wait after the
  * last packet; the next client of the port waits for the hand-back instead.
+ *
+ * A lane that cannot know its length up front (output: its strings are measured while they
+ * are copied) states DEVRT_RPC_OPEN_LENGTH: its message is every byte of every packet up to
+ * the request's last one (the packet without DEVRT_RPC_MORE), and must describe its own end.
  */
 #ifndef DEVRT_RPC_H
 #define DEVRT_RPC_H
@@ -33,6 +37,8 @@
 #define DEVRT_RPC_MAX_LANES 64u
 /* The longest message a lane may send; the server refuses longer ones. */
 #define DEVRT_RPC_MAX_MESSAGE (1u << 20)
+/* A first packet's length for a message that ends with the request's last packet. */
+#define DEVRT_RPC_OPEN_LENGTH 0xffffffffu
 
 enum devrt_rpc_opcode {
     DEVRT_RPC_ECHO = 1,     /* reply: the message's length and a checksum; tests and benches */
@@ -86,7 +92,7 @@ struct devrt_rpc_doorbell {
 };
 
 struct devrt_rpc_channel {
-    uint32_t port_count;
+    uint32_t port_count; /* a power of two */
     uint32_t wave_size;  /* lanes per wave on the attached device; bounds lane_mask */
     uint32_t *locks;     /* device memory, one bit per port */
     uint32_t *outbox;    /* host-visible, port_count words */

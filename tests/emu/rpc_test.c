@@ -150,6 +150,58 @@ static void test_barrier(void)
     devrt_mem_free(device, sums);
 }
 
+static uint64_t host_fnv1a(const uint8_t *data, uint32_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < size; ++i)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+/* Only some lanes of each wave call (tests/kernels/rpc.c says which); the rest must not. */
+static void test_divergent(void)
+{
+    const uint32_t groups = 64, block = 128, rounds = 3, n = groups * block;
+    uint64_t *out = devrt_mem_alloc(device, n * sizeof *out);
+    uint32_t *failures = devrt_mem_alloc(device, sizeof *failures);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_PTR(failures), DEVRT_ARG_UINT(rounds)};
+    struct devrt_launch_config config = grid1(groups, block);
+    CHECK(devrt_launch(module, "divergent_echo", &config, args, 3, NULL) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    CHECK(*failures == 0, "%u echoes came back wrong", *failures);
+    uint32_t wrong = 0, callers = 0;
+    uint8_t message[200];
+    for (uint64_t id = 0; id < n; ++id) {
+        uint64_t wave = id / 32;
+        int calls = (id % 32) % (wave % 5 + 2) == 0 || (id % 32) == 31 - wave % 32;
+        uint64_t expected = ~id;
+        if (calls) {
+            callers++;
+            expected = 0;
+            for (uint32_t round = 0; round < rounds; ++round) {
+                uint32_t length = (uint32_t)((id * 13 + round * 29) % sizeof message);
+                for (uint32_t i = 0; i < length; ++i)
+                    message[i] = (uint8_t)(id ^ (round + i));
+                expected += host_fnv1a(message, length);
+            }
+        }
+        wrong += out[id] != expected;
+    }
+    CHECK(wrong == 0, "%u of %u lanes (%u calling) ended with the wrong value", wrong, n, callers);
+
+    CHECK(devrt_register_hostcall(device, 5, answer, (void *)(uintptr_t)1) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    struct devrt_arg call_args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(5)};
+    CHECK(devrt_launch(module, "divergent_hostcall", &config, call_args, 2, NULL) == DEVRT_SUCCESS,
+          "%s", devrt_last_error());
+    wrong = 0;
+    for (uint64_t id = 0; id < n; ++id)
+        wrong += out[id] != (id & 1 ? id * 1000 + id * 3 + 5 + 1 : ~id);
+    CHECK(wrong == 0, "%u of %u lanes got the wrong host call answer", wrong, n);
+    devrt_mem_free(device, out);
+    devrt_mem_free(device, failures);
+}
+
 static void test_rogue(uint32_t kind, const char *expected)
 {
     uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
@@ -174,11 +226,14 @@ static void test_rogue(uint32_t kind, const char *expected)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: rpc_test IMAGE TEST [emu|hsa]\n");
+        fprintf(stderr, "usage: rpc_test IMAGE TEST [emu|hsa|cuda]\n");
         return 2;
     }
-    enum devrt_backend backend = argc > 3 && !strcmp(argv[3], "hsa") ? DEVRT_BACKEND_HSA
-                                                                      : DEVRT_BACKEND_EMU;
+    enum devrt_backend backend = DEVRT_BACKEND_EMU;
+    if (argc > 3 && !strcmp(argv[3], "hsa"))
+        backend = DEVRT_BACKEND_HSA;
+    else if (argc > 3 && !strcmp(argv[3], "cuda"))
+        backend = DEVRT_BACKEND_CUDA;
     /* Fewer ports than live lanes, so that every port is contended. */
     struct devrt_device_options options = {.rpc_ports = 64};
     int status = devrt_device_open(backend, 0, &options, &device);
@@ -212,6 +267,8 @@ int main(int argc, char **argv)
         test_raise_mid_request();
     } else if (!strcmp(test, "barrier")) {
         test_barrier();
+    } else if (!strcmp(test, "divergent")) {
+        test_divergent();
     } else if (!strcmp(test, "rogue_control")) {
         test_rogue(0, NULL);
     } else if (!strcmp(test, "rogue_opcode")) {

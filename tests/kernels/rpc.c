@@ -80,3 +80,43 @@ DEVRT_KERNEL void barrier_sum(uint32_t *slots, uint32_t *sums)
         sum += __atomic_load_n(&mine[i], __ATOMIC_RELAXED);
     sums[devrt_workgroup_id(DEVRT_X) * size + lane] = sum;
 }
+
+/*
+ * Only some lanes of each wave call: lanes whose id passes a test that splits every wave
+ * unevenly (on a 32- or 64-lane wave, between one and all but one of its lanes), with
+ * messages of different lengths, while the other lanes do something else. On a GPU that
+ * schedules lanes independently (nvptx) the callers need not run together.
+ * out[id] = the echo's checksum (callers) or ~id (the rest); the host checks both.
+ */
+DEVRT_KERNEL void divergent_echo(uint64_t *out, uint32_t *failures, uint32_t rounds)
+{
+    uint8_t message[200];
+    uint64_t id = flat_id();
+    uint64_t wave = id / 32;
+    bool calls = (id % 32) % (wave % 5 + 2) == 0 || (id % 32) == 31 - wave % 32;
+    if (calls) {
+        uint64_t sum = 0;
+        for (uint32_t round = 0; round < rounds; ++round) {
+            uint32_t length = (uint32_t)((id * 13 + round * 29) % sizeof message);
+            for (uint32_t i = 0; i < length; ++i)
+                message[i] = (uint8_t)(id ^ (round + i));
+            uint64_t got = devrt_rpc_echo(message, length);
+            if (got != fnv1a(message, length))
+                __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
+            sum += got;
+        }
+        out[id] = sum;
+    } else {
+        out[id] = ~id;
+    }
+}
+
+/* Odd lanes call the host; even lanes of the same waves do not. out[id] as in hostcall. */
+DEVRT_KERNEL void divergent_hostcall(uint64_t *out, uint32_t service)
+{
+    uint64_t id = flat_id();
+    if (id & 1)
+        out[id] = devrt_hostcall(service, id, id * 3, 0, 0);
+    else
+        out[id] = ~id;
+}

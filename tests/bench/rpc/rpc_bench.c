@@ -3,7 +3,10 @@
  * percentile) with one lane and with many, requests per second with every port busy, and
  * the server thread's CPU time while a kernel runs without requests.
  *
- *   rpc_bench IMAGE [emu|hsa]
+ *   rpc_bench IMAGE [emu|hsa|cuda]
+ *
+ * On a GPU (hsa, cuda) the latency rows are one lane, one whole wave, and every wave of a
+ * grid that fills the GPU; the emulation backend's waves are one lane wide.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -58,30 +61,37 @@ static double server_cpu_seconds(void)
     return seconds;
 }
 
-static void latency(devrt_module *module, devrt_device *device, uint32_t lanes, uint32_t rounds)
+/* groups workgroups of block lanes each make `rounds` round trips; what one lane waited. */
+static void latency(devrt_module *module, devrt_device *device, const char *what, uint32_t groups,
+                    uint32_t block, uint32_t rounds)
 {
+    uint32_t lanes = groups * block;
     uint64_t *samples = devrt_mem_alloc(device, (size_t)lanes * rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = {{lanes, 1, 1}, {1, 1, 1}};
-    if (devrt_launch(module, "round_trips", &config, args, 2, NULL) != DEVRT_SUCCESS) {
+    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
+    if (!samples || devrt_launch(module, "round_trips", &config, args, 2, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);
     }
     size_t n = (size_t)lanes * rounds;
     qsort(samples, n, sizeof *samples, compare);
-    printf("| round trip, %u lane%s calling | %.1f | %.1f |\n", lanes, lanes == 1 ? "" : "s",
-           (double)samples[n / 2] / 1000.0, (double)samples[n * 99 / 100] / 1000.0);
+    printf("| round trip, %s (%u lane%s x %u) | %.1f | %.1f |\n", what, lanes,
+           lanes == 1 ? "" : "s", rounds, (double)samples[n / 2] / 1000.0,
+           (double)samples[n * 99 / 100] / 1000.0);
     devrt_mem_free(device, samples);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa]\n");
+        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda]\n");
         return 2;
     }
-    enum devrt_backend backend = argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA
-                                                                      : DEVRT_BACKEND_EMU;
+    enum devrt_backend backend = DEVRT_BACKEND_EMU;
+    if (argc > 2 && !strcmp(argv[2], "hsa"))
+        backend = DEVRT_BACKEND_HSA;
+    else if (argc > 2 && !strcmp(argv[2], "cuda"))
+        backend = DEVRT_BACKEND_CUDA;
     devrt_device *device;
     devrt_module *module;
     if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||
@@ -89,18 +99,35 @@ int main(int argc, char **argv)
         fprintf(stderr, "rpc_bench: %s\n", devrt_last_error());
         return 1;
     }
-    printf("| measure (emulation backend unless said) | median us | p99 us |\n|---|---|---|\n");
-    latency(module, device, 1, 2000);
-    latency(module, device, 256, 40);
+    printf("| measure (%s backend) | median us | p99 us |\n|---|---|---|\n",
+           devrt_backend_name(backend));
+    uint32_t lanes = 4096, rounds = 16, block = 64;
+    if (backend == DEVRT_BACKEND_EMU) {
+        latency(module, device, "1 lane calling", 1, 1, 2000);
+        latency(module, device, "256 lanes calling", 256, 1, 40);
+    } else {
+        /*
+         * A GPU: one lane; one wave (every lane of it in each request); and a grid of
+         * 256-lane workgroups, 8 per SM of a 132-SM GPU (the H200), so that every wave the
+         * GPU holds calls at once.
+         */
+        uint32_t wave = backend == DEVRT_BACKEND_CUDA ? 32 : 64;
+        latency(module, device, "1 lane calling", 1, 1, 2000);
+        latency(module, device, "1 wave calling", 1, wave, 2000);
+        latency(module, device, "all waves calling", 132 * 8, 256, 8);
+        lanes = 132 * 8 * 256;
+        rounds = 4;
+        block = 256;
+    }
 
-    uint32_t lanes = 4096, rounds = 16;
     uint64_t *samples = devrt_mem_alloc(device, (size_t)lanes * rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = {{lanes / 64, 1, 1}, {64, 1, 1}};
+    struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
     double start = now();
     devrt_launch(module, "round_trips", &config, args, 2, NULL);
     double elapsed = now() - start;
-    printf("\n| throughput, %u lanes x %u requests, all ports busy | %.0f requests/s |\n|---|---|\n",
+    printf("\n| throughput, %u lanes x %u requests, all ports busy | %.0f lane requests/s |\n"
+           "|---|---|\n",
            lanes, rounds, lanes * rounds / elapsed);
     devrt_mem_free(device, samples);
 

@@ -1,0 +1,211 @@
+/*
+ * Architecture layer for NVIDIA GPUs (nvptx64-nvidia-cuda), sm_70 and newer.
+ *
+ * Warps are 32 lanes wide and, since Volta, scheduled independently: the lanes of a warp
+ * need not execute together, even where the code has not diverged. So nothing here
+ * assumes lock-step. Every lane-mask operation names the lanes that take part and waits
+ * for them (vote.sync, shfl.sync, bar.warp.sync); the forms without a mask use the lanes
+ * active at the call (activemask), which is what a caller that captured no mask means.
+ * Code that calls several of them in a row for one group of lanes (the RPC client) takes
+ * the mask once and passes it, so every call agrees on who takes part.
+ *
+ * Atomics: LLVM 19's NVPTX back end keeps no memory order on atomic read-modify-writes
+ * (it emits plain `atom`, which PTX defines as relaxed at GPU scope), cannot select
+ * acquire loads, release stores or `fence` instructions, and lowers relaxed loads and
+ * stores to ld.volatile/st.volatile (relaxed at system scope in the PTX memory model). So
+ * arch.h's atomic macros on nvptx issue relaxed operations and order them with explicit
+ * PTX fences of the requested scope from this file.
+ */
+#ifndef DEVRT_ARCH_NVPTX_H
+#define DEVRT_ARCH_NVPTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <devrt/rpc.h>
+
+/* Calls cost little on NVPTX; keep the rare paths out of line like a normal function. */
+#define DEVRT_ARCH_READ_ONLY(p) (p)
+#define DEVRT_ARCH_INLINE
+
+static inline uint32_t devrt_arch_wavefront_size(void)
+{
+    return 32;
+}
+
+static inline uint32_t devrt_arch_lane_id(void)
+{
+    return __nvvm_read_ptx_sreg_laneid();
+}
+
+static inline uint64_t devrt_arch_active_mask(void)
+{
+    return __nvvm_activemask();
+}
+
+/* Ballot over the lanes of mask; every lane of mask must call it. */
+static inline uint64_t devrt_arch_ballot_sync(uint64_t mask, bool predicate)
+{
+    return __nvvm_vote_ballot_sync((uint32_t)mask, predicate);
+}
+
+static inline uint64_t devrt_arch_ballot(bool predicate)
+{
+    return devrt_arch_ballot_sync(__nvvm_activemask(), predicate);
+}
+
+/* Rank of this lane among the lanes set in mask that precede it. */
+static inline uint32_t devrt_arch_rank_in(uint64_t mask)
+{
+    return (uint32_t)__builtin_popcount((uint32_t)mask & __nvvm_read_ptx_sreg_lanemask_lt());
+}
+
+/* The value of the lowest lane of mask; every lane of mask must call it. */
+static inline uint32_t devrt_arch_read_first_sync(uint64_t mask, uint32_t value)
+{
+    return (uint32_t)__nvvm_shfl_sync_idx_i32((uint32_t)mask, (int)value,
+                                              __builtin_ctz((uint32_t)mask), 31);
+}
+
+static inline uint32_t devrt_arch_read_first(uint32_t value)
+{
+    return devrt_arch_read_first_sync(__nvvm_activemask(), value);
+}
+
+/* Wait until every lane of mask has arrived; orders their memory accesses too. */
+static inline void devrt_arch_sync_lanes(uint64_t mask)
+{
+    __nvvm_bar_warp_sync((uint32_t)mask);
+}
+
+/*
+ * Between polls of host memory: a poll crosses PCIe (about a microsecond), so a short
+ * sleep costs no latency and spares the link and the other warps of the SM.
+ */
+static inline void devrt_arch_sleep(void)
+{
+    __nvvm_nanosleep(200);
+}
+
+/* %globaltimer: nanoseconds, the same rate on every GPU. */
+static inline uint64_t devrt_arch_clock(void)
+{
+    uint64_t ns;
+    __asm__ volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+/* PTX `exit` ends the calling thread; the other lanes of its warp carry on. */
+__attribute__((noreturn)) static inline void devrt_arch_end_wave(void)
+{
+    __asm__ volatile("exit;" ::: "memory");
+    __builtin_unreachable();
+}
+
+static inline uint32_t devrt_arch_workitem_id(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __nvvm_read_ptx_sreg_tid_x();
+    case 1: return __nvvm_read_ptx_sreg_tid_y();
+    case 2: return __nvvm_read_ptx_sreg_tid_z();
+    default: return 0;
+    }
+}
+
+static inline uint32_t devrt_arch_workgroup_id(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __nvvm_read_ptx_sreg_ctaid_x();
+    case 1: return __nvvm_read_ptx_sreg_ctaid_y();
+    case 2: return __nvvm_read_ptx_sreg_ctaid_z();
+    default: return 0;
+    }
+}
+
+static inline uint32_t devrt_arch_workgroup_size(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __nvvm_read_ptx_sreg_ntid_x();
+    case 1: return __nvvm_read_ptx_sreg_ntid_y();
+    case 2: return __nvvm_read_ptx_sreg_ntid_z();
+    default: return 1;
+    }
+}
+
+static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
+{
+    switch (dim) {
+    case 0: return __nvvm_read_ptx_sreg_nctaid_x();
+    case 1: return __nvvm_read_ptx_sreg_nctaid_y();
+    case 2: return __nvvm_read_ptx_sreg_nctaid_z();
+    default: return 1;
+    }
+}
+
+/* The grid size counts workitems, as on the other targets. */
+static inline uint32_t devrt_arch_grid_size(uint32_t dim)
+{
+    return devrt_arch_workgroup_size(dim) * devrt_arch_num_workgroups(dim);
+}
+
+/*
+ * A fence at a clang memory scope; both arguments are constants once inlined. PTX has
+ * no wave scope: the CTA is the narrowest. acquire, release and acq_rel all become
+ * fence.acq_rel (PTX has no lighter one-sided fence); seq_cst becomes fence.sc.
+ */
+static inline void devrt_arch_fence(int order, int scope)
+{
+    if (order == __ATOMIC_RELAXED)
+        return;
+    if (order == __ATOMIC_SEQ_CST) {
+        if (scope == __MEMORY_SCOPE_SYSTEM)
+            __asm__ volatile("fence.sc.sys;" ::: "memory");
+        else if (scope == __MEMORY_SCOPE_DEVICE)
+            __asm__ volatile("fence.sc.gpu;" ::: "memory");
+        else
+            __asm__ volatile("fence.sc.cta;" ::: "memory");
+        return;
+    }
+    if (scope == __MEMORY_SCOPE_SYSTEM)
+        __asm__ volatile("fence.acq_rel.sys;" ::: "memory");
+    else if (scope == __MEMORY_SCOPE_DEVICE)
+        __asm__ volatile("fence.acq_rel.gpu;" ::: "memory");
+    else
+        __asm__ volatile("fence.acq_rel.cta;" ::: "memory");
+}
+
+/* The fence an atomic of this order needs before it, and after it. */
+static inline void devrt_nvptx_fence_before(int order, int scope)
+{
+    if (order == __ATOMIC_RELEASE || order == __ATOMIC_ACQ_REL || order == __ATOMIC_SEQ_CST)
+        devrt_arch_fence(order == __ATOMIC_SEQ_CST ? __ATOMIC_SEQ_CST : __ATOMIC_RELEASE, scope);
+}
+
+static inline void devrt_nvptx_fence_after(int order, int scope)
+{
+    if (order == __ATOMIC_ACQUIRE || order == __ATOMIC_ACQ_REL || order == __ATOMIC_SEQ_CST ||
+        order == __ATOMIC_CONSUME)
+        devrt_arch_fence(__ATOMIC_ACQUIRE, scope);
+}
+
+/*
+ * barrier.sync without .aligned: lanes may reach it from divergent code. It orders the
+ * memory accesses of the CTA's threads around it.
+ */
+static inline void devrt_arch_barrier(void)
+{
+    __nvvm_barrier_sync(0);
+}
+
+/*
+ * The device cannot interrupt the host. It sets the doorbell word instead, one posted
+ * write over PCIe, and the CUDA backend's server polls that word while it waits (see
+ * host/runtime/cuda.c); a plain store is enough because the server only asks whether the
+ * word was set since it last cleared it.
+ */
+static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
+{
+    __scoped_atomic_store_n(&doorbell->count, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_SYSTEM);
+}
+
+#endif

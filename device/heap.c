@@ -1,0 +1,380 @@
+/*
+ * The device heap: devrt_malloc and devrt_free served on the device from slabs, with the
+ * host asked only for new memory. The layout is in include/devrt/heap.h, the design in
+ * docs/heap.md.
+ *
+ * A wave allocates together: its lanes are grouped by size class, the group's first lane
+ * reserves blocks for all of them with one compare-and-swap on the slab's free count and
+ * claims them from the bitmap with one fetch-or per 32 blocks, and each lane takes its own
+ * bit from the claimed set. Only the first lane touches shared state, so the uniform
+ * values it computes stay in scalar registers on AMDGPU.
+ */
+#include <devrt/heap.h>
+
+#include "rpc_client.h"
+
+#define SLAB_MASK ((uint64_t)DEVRT_HEAP_SLAB_BYTES - 1)
+static bool is_leader(void)
+{
+    return devrt_arch_rank_in(devrt_arch_active_mask()) == 0;
+}
+
+static uint64_t broadcast_u64(uint64_t value)
+{
+    return (uint64_t)devrt_arch_read_first((uint32_t)(value >> 32)) << 32 |
+           devrt_arch_read_first((uint32_t)value);
+}
+
+static uint32_t lookup_slot(const struct devrt_heap *heap, uint32_t number)
+{
+    return (number * 0x9e3779b1u) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask;
+}
+
+/* The lookup set is twice the slab capacity, so a probe always meets an empty entry. */
+static bool is_slab(const struct devrt_heap *heap, uint64_t base)
+{
+    uint32_t number = (uint32_t)(base >> DEVRT_HEAP_SLAB_SHIFT);
+    for (uint32_t i = lookup_slot(heap, number);; i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
+        uint32_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+        if (entry == number)
+            return true;
+        if (entry == 0)
+            return false;
+    }
+}
+
+static void remember_slab(struct devrt_heap *heap, uint64_t base)
+{
+    uint32_t number = (uint32_t)(base >> DEVRT_HEAP_SLAB_SHIFT);
+    for (uint32_t i = lookup_slot(heap, number);; i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
+        uint32_t empty = 0;
+        if (devrt_atomic_cas(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], &empty, number, __ATOMIC_RELEASE,
+                             DEVRT_SCOPE_DEVICE))
+            return;
+    }
+}
+
+/*
+ * Ask the host for a slab of blocks of `block_size`, laid out and empty. Only the calling
+ * lane takes part, and the request is one word, so it is written in place: the general
+ * streaming send would cost the allocator's callers registers.
+ */
+static struct devrt_slab *request_slab(uint32_t block_size)
+{
+    struct devrt_rpc_port port = devrt_rpc_acquire();
+    struct devrt_rpc_packet *packet = &port.buffer->packet[devrt_arch_lane_id()];
+    *(struct devrt_rpc_first_packet *)packet = (struct devrt_rpc_first_packet){0, block_size};
+    port.outbox = devrt_rpc_post(port.channel, port.buffer, port.index, port.outbox,
+                                 DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
+    devrt_rpc_wait(port.channel, port.index, port.outbox);
+    uint64_t slab = port.buffer->header.flags == DEVRT_RPC_OK ? packet->word[0] : 0;
+    devrt_rpc_release(port.channel, port.index);
+    return (struct devrt_slab *)(uintptr_t)slab;
+}
+
+/* A new slab from the host, made known to free; the caller is its only user yet. */
+static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
+{
+    if (devrt_atomic_load(&heap->slab_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE) >=
+        DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
+        return NULL;
+    struct devrt_slab *slab = request_slab(block_size);
+    if (!slab)
+        return NULL;
+    uint32_t index = devrt_atomic_fetch_add(&heap->slab_count, 1u, __ATOMIC_RELAXED,
+                                            DEVRT_SCOPE_DEVICE);
+    if (index >= DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
+        return NULL; /* lost a race for the last entry; the host keeps the memory */
+    devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+    remember_slab(heap, (uint64_t)(uintptr_t)slab);
+    devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index], (uint64_t)(uintptr_t)slab, __ATOMIC_RELEASE,
+                       DEVRT_SCOPE_DEVICE);
+    return slab;
+}
+
+/*
+ * A slab of the class with unreserved blocks, or NULL. A large slab serves any block that
+ * needs as many pages, so freed large blocks are reused.
+ */
+static struct devrt_slab *find_slab(struct devrt_heap *heap, uint32_t size_class, uint32_t pages,
+                                    const struct devrt_slab *skip)
+{
+    uint32_t count = devrt_atomic_load(&heap->slab_count, __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    for (uint32_t i = 0; i < count && i < DEVRT_ARCH_READ_ONLY(heap)->slab_capacity; ++i) {
+        struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
+            &DEVRT_ARCH_READ_ONLY(heap)->slabs[i], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+        if (slab && slab != skip && slab->size_class == size_class && slab->pages == pages &&
+            devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE))
+            return slab;
+    }
+    return NULL;
+}
+
+/*
+ * The slab to allocate from once `full` (or none yet) has no room: a used one with room,
+ * else a new one. For a class, one wave at a time looks and the others take its result; a
+ * large block needs no such care, since it gets a slab to itself.
+ */
+static struct devrt_slab *next_slab(struct devrt_heap *heap, uint32_t size_class,
+                                    uint32_t block_size, struct devrt_slab *full)
+{
+    bool large = size_class == DEVRT_HEAP_LARGE_CLASS;
+    uint32_t pages = large ? devrt_heap_large_pages(block_size) : 1;
+    uint64_t seen = (uint64_t)(uintptr_t)full;
+    uint64_t now = seen;
+    if (!large) {
+        uint32_t unlocked = 0;
+        while (!devrt_atomic_cas(&heap->grow_lock[size_class], &unlocked, 1u, __ATOMIC_ACQUIRE,
+                                 DEVRT_SCOPE_DEVICE)) {
+            unlocked = 0;
+            now = devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE,
+                                    DEVRT_SCOPE_DEVICE);
+            if (now != seen)
+                return (struct devrt_slab *)(uintptr_t)now;
+            devrt_arch_sleep();
+        }
+        now = devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    }
+    struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)now;
+    if (now == seen) {
+        slab = find_slab(heap, size_class, pages, full);
+        if (!slab)
+            slab = new_slab(heap, block_size);
+    }
+    if (!large) {
+        if (slab && now == seen)
+            devrt_atomic_store(&heap->current[size_class], (uint64_t)(uintptr_t)slab,
+                               __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+        devrt_atomic_store(&heap->grow_lock[size_class], 0u, __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+    }
+    return slab;
+}
+
+/* Reserve up to `want` blocks of the slab; returns how many. */
+static uint32_t reserve(struct devrt_slab *slab, uint32_t want)
+{
+    uint32_t free = devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+    while (free) {
+        uint32_t take = free < want ? free : want;
+        if (devrt_atomic_cas(&slab->free_count, &free, free - take, __ATOMIC_ACQUIRE,
+                             DEVRT_SCOPE_DEVICE))
+            return take;
+    }
+    return 0;
+}
+
+/*
+ * Claim up to `want` reserved blocks from one bitmap word; returns the bits won and sets
+ * *word. Reserved blocks are free somewhere in the bitmap, so the search ends.
+ */
+static uint32_t claim(struct devrt_slab *slab, uint32_t want, uint32_t *word)
+{
+    uint32_t words = (slab->block_count + 31) / 32;
+    /* Start near the frontier: blocks tend to be taken from the front of a slab. */
+    uint32_t used = slab->block_count - devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED,
+                                                          DEVRT_SCOPE_DEVICE);
+    uint32_t start = used / 32 < words ? used / 32 : 0;
+    for (uint32_t i = start;; i = i + 1 == words ? 0 : i + 1) {
+        uint32_t free = ~devrt_atomic_load(&slab->bitmap[i], __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+        uint32_t take = 0;
+        for (uint32_t n = 0; n < want && free; ++n) {
+            take |= free & -free;
+            free &= free - 1;
+        }
+        if (!take)
+            continue;
+        uint32_t won = take & ~devrt_atomic_fetch_or(&slab->bitmap[i], take, __ATOMIC_ACQUIRE,
+                                                     DEVRT_SCOPE_DEVICE);
+        if (won) {
+            *word = i;
+            return won;
+        }
+    }
+}
+
+static uint32_t nth_bit(uint32_t bits, uint32_t n)
+{
+    for (; n; --n)
+        bits &= bits - 1;
+    return (uint32_t)__builtin_ctz(bits);
+}
+
+/*
+ * Serve every active lane from slabs of one class (or, for a large block, one lane from
+ * a slab of its own); lanes the heap cannot serve get NULL.
+ */
+static void *allocate_group(struct devrt_heap *heap, uint32_t size_class, uint32_t block_size)
+{
+    uint64_t mask = devrt_arch_active_mask();
+    uint32_t count = (uint32_t)__builtin_popcountll(mask);
+    uint32_t rank = devrt_arch_rank_in(mask);
+    bool large = size_class == DEVRT_HEAP_LARGE_CLASS;
+    void *mine = NULL;
+    uint32_t served = 0;
+    struct devrt_slab *slab = NULL;
+    if (is_leader() && !large)
+        slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
+            &heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    while (served < count) {
+        uint32_t reserved = 0;
+        if (is_leader()) {
+            if (slab)
+                reserved = reserve(slab, count - served);
+            if (!reserved) {
+                slab = next_slab(heap, size_class, block_size, slab);
+                if (slab)
+                    reserved = reserve(slab, count - served);
+            }
+            /* A reused large slab takes the size of its new block; only its owner frees it. */
+            if (large && reserved)
+                slab->block_size = block_size;
+        }
+        slab = (struct devrt_slab *)(uintptr_t)broadcast_u64((uint64_t)(uintptr_t)slab);
+        reserved = devrt_arch_read_first(reserved);
+        if (!slab)
+            break; /* exhausted */
+        for (uint32_t end = served + reserved; served < end;) {
+            uint32_t word = 0, won = 0;
+            if (is_leader())
+                won = claim(slab, end - served, &word);
+            won = devrt_arch_read_first(won);
+            word = devrt_arch_read_first(word);
+            uint32_t n = (uint32_t)__builtin_popcount(won);
+            uint32_t nth = rank - served; /* wraps for the lanes already served */
+            if (nth < n)
+                mine = (char *)slab + slab->data_offset +
+                       (uint64_t)(word * 32 + nth_bit(won, nth)) * block_size;
+            served += n;
+        }
+    }
+    if (is_leader()) {
+        devrt_atomic_fetch_add(&heap->bytes_in_use, (uint64_t)served * block_size,
+                               __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+        if (served < count)
+            devrt_atomic_fetch_add(&heap->failed_allocations, (uint64_t)(count - served),
+                                   __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+    }
+    return mine;
+}
+
+/* Sizes past the heap's largest block, like exhaustion, give NULL and are counted. */
+DEVRT_ARCH_INLINE void *devrt_malloc(size_t size)
+{
+    struct devrt_heap *heap = DEVRT_ARCH_READ_ONLY(__devrt_state)->heap;
+    if (size == 0)
+        return NULL;
+    if (size > DEVRT_ARCH_READ_ONLY(heap)->max_block) {
+        devrt_atomic_fetch_add(&heap->failed_allocations, 1ull, __ATOMIC_RELAXED,
+                               DEVRT_SCOPE_DEVICE);
+        return NULL;
+    }
+    /* Lanes are served a class at a time; large blocks, which are rare, a lane at a time. */
+    uint32_t size_class = DEVRT_HEAP_LARGE_CLASS, block_size = (uint32_t)(size + 15) / 16 * 16;
+    if (size <= DEVRT_HEAP_SMALL_MAX) {
+        size_class = devrt_heap_size_class(size);
+        block_size = devrt_heap_class_size(size_class);
+    }
+    void *result = NULL;
+    bool pending = true;
+    while (devrt_arch_ballot(pending)) {
+        if (pending && devrt_arch_read_first(size_class) == size_class &&
+            (size_class != DEVRT_HEAP_LARGE_CLASS || is_leader())) {
+            result = allocate_group(heap, size_class, block_size);
+            pending = false;
+        }
+    }
+    return result;
+}
+
+DEVRT_ARCH_INLINE void devrt_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    struct devrt_heap *heap = DEVRT_ARCH_READ_ONLY(__devrt_state)->heap;
+    uint64_t address = (uint64_t)(uintptr_t)ptr;
+    uint64_t base = address & ~SLAB_MASK;
+    /* One raise site for every misuse: each inlined raise would cost registers of its own. */
+    uint32_t code = DEVRT_EXCEPTION_INVALID_POINTER;
+    const char *why = "free of a pointer the heap did not give out";
+    if (is_slab(heap, base)) {
+        struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)base;
+        /* Under 64 KiB from an aligned slab start: offsets fit 32 bits. */
+        uint32_t within = (uint32_t)(address - base);
+        uint32_t offset = within - slab->data_offset;
+        /* offset / block_size by a multiply: offsets and sizes are small multiples of 16. */
+        uint32_t index = (uint32_t)(((uint64_t)(offset >> 4) * slab->reciprocal) >> 24);
+        uint32_t bit = 1u << (index % 32);
+        why = "free of a pointer into the middle of a block";
+        if (within >= slab->data_offset && index * slab->block_size == offset &&
+            index < slab->block_count) {
+            code = DEVRT_EXCEPTION_DOUBLE_FREE;
+            why = "double free";
+            if (devrt_atomic_fetch_and(&slab->bitmap[index / 32], ~bit, __ATOMIC_RELEASE,
+                                       DEVRT_SCOPE_DEVICE) &
+                bit) {
+                devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED,
+                                       DEVRT_SCOPE_DEVICE);
+                devrt_atomic_fetch_add(&heap->bytes_in_use, -(uint64_t)slab->block_size,
+                                       __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+                return;
+            }
+        }
+    }
+    devrt_signal_exception_at(code, why, NULL, 0, address);
+}
+
+void *devrt_calloc(size_t count, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes))
+        return NULL;
+    char *ptr = devrt_malloc(bytes);
+    if (ptr)
+        for (size_t i = 0; i < bytes; ++i)
+            ptr[i] = 0;
+    return ptr;
+}
+
+/* The size a block can hold, for realloc; the pointer is one the heap gave out. */
+static uint64_t block_capacity(const void *ptr)
+{
+    const struct devrt_slab *slab =
+        (const struct devrt_slab *)(uintptr_t)((uint64_t)(uintptr_t)ptr & ~SLAB_MASK);
+    return slab->block_size;
+}
+
+void *devrt_realloc(void *ptr, size_t size)
+{
+    if (!ptr)
+        return devrt_malloc(size);
+    if (size == 0) {
+        devrt_free(ptr);
+        return NULL;
+    }
+    if (!is_slab(DEVRT_ARCH_READ_ONLY(__devrt_state)->heap, (uint64_t)(uintptr_t)ptr & ~SLAB_MASK))
+        devrt_signal_exception_at(DEVRT_EXCEPTION_INVALID_POINTER, "realloc of a pointer the "
+                                  "heap did not give out", NULL, 0, (uint64_t)(uintptr_t)ptr);
+    uint64_t capacity = block_capacity(ptr);
+    if (size <= capacity)
+        return ptr;
+    char *grown = devrt_malloc(size);
+    if (grown) {
+        for (uint64_t i = 0; i < capacity; ++i)
+            grown[i] = ((const char *)ptr)[i];
+        devrt_free(ptr);
+    }
+    return grown;
+}
+
+/*
+ * Every block is aligned to the largest power of two dividing its class size (large blocks
+ * to 4096 bytes), so rounding the size up to a multiple of the alignment is enough.
+ */
+void *devrt_aligned_alloc(size_t alignment, size_t size)
+{
+    if (alignment == 0 || (alignment & (alignment - 1)) || alignment > DEVRT_HEAP_LARGE_OFFSET)
+        return NULL;
+    if (alignment <= 16)
+        return devrt_malloc(size);
+    return devrt_malloc((size + alignment - 1) / alignment * alignment);
+}

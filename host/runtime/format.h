@@ -1,0 +1,54 @@
+/*
+ * The host formatter and the parser of output messages: what the server makes of the
+ * bytes a lane sent. Neither trusts the device: every length is checked, every argument's
+ * type is checked against its conversion. docs/output.md states the rules.
+ */
+#ifndef DEVRT_FORMAT_H
+#define DEVRT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest width or precision a conversion may ask for, so output stays bounded. */
+#define DEVRT_FORMAT_MAX_WIDTH 4096
+/* Arguments the parser accepts in one message: the macro's limit and then some. */
+#define DEVRT_FORMAT_MAX_ARGS 64u
+
+/* Text that grows; after an allocation failure it stays as it was and `failed` is set. */
+struct devrt_text {
+    char *data;
+    size_t length;
+    size_t capacity;
+    bool failed;
+};
+
+void devrt_text_append(struct devrt_text *text, const char *data, size_t size);
+void devrt_text_free(struct devrt_text *text);
+
+/* One argument as it arrived: enum devrt_output_tag, flags, value, and a string's bytes. */
+struct devrt_format_arg {
+    uint32_t tag;
+    uint32_t flags;
+    uint64_t value;
+    const char *data;
+    uint32_t length;
+};
+
+/*
+ * Append FORMAT (LENGTH bytes, NULs included) formatted with ARGS to OUT. Returns 0, or -1
+ * when the format and the arguments do not fit, with the first problem in WHY; OUT then
+ * holds the output the rules prescribe (the misfit conversions printed as written).
+ */
+int devrt_format(struct devrt_text *out, const char *format, size_t length,
+                 const struct devrt_format_arg *args, size_t count, char *why, size_t why_size);
+
+/*
+ * Append what the message of one lane (OPCODE DEVRT_RPC_OUTPUT or DEVRT_RPC_PRINTF)
+ * prints to OUT. Returns 0, or -1 with WHY: a malformed message prints nothing, a
+ * misfit format prints what devrt_format says.
+ */
+int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
+                        struct devrt_text *out, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * The host side of the device heap: it sets up the heap's control block when a module is
+ * loaded and serves DEVRT_RPC_HEAP_GROW, the device's request for slab memory, first from
+ * the initial reservation and then from the backend's device memory, up to the maximum.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <devrt/heap.h>
+
+#include "runtime.h"
+
+#define DEFAULT_INITIAL_BYTES (4u << 20)
+#define DEFAULT_MAX_BYTES (256u << 20)
+
+static uint64_t align_up(uint64_t value, uint64_t alignment)
+{
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+/* Device memory aligned to a slab; the chunk list keeps what must be freed. */
+static void *allocate_chunk(devrt_module *module, size_t bytes)
+{
+    struct devrt_module_heap *h = &module->heap;
+    if (h->chunk_count == h->chunk_capacity) {
+        size_t capacity = h->chunk_capacity ? 2 * h->chunk_capacity : 16;
+        void **grown = realloc(h->chunks, capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        h->chunks = grown;
+        h->chunk_capacity = capacity;
+    }
+    devrt_device *device = module->device;
+    void *raw = device->ops->alloc(device, bytes + DEVRT_HEAP_SLAB_BYTES, DEVRT_MEMORY_DEVICE);
+    if (!raw)
+        return NULL;
+    h->chunks[h->chunk_count++] = raw;
+    return (void *)(uintptr_t)align_up((uint64_t)(uintptr_t)raw, DEVRT_HEAP_SLAB_BYTES);
+}
+
+/* The layout of each class's slabs, done here once so that the device never divides. */
+static void lay_out_classes(struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COUNT])
+{
+    for (uint32_t c = 0; c < DEVRT_HEAP_CLASS_COUNT; ++c) {
+        struct devrt_heap_class *layout = &classes[c];
+        uint32_t size = devrt_heap_class_size(c);
+        uint32_t words = (DEVRT_HEAP_SLAB_BYTES / size + 31) / 32;
+        uint32_t align = size & -size;
+        layout->block_size = size;
+        layout->bitmap_words = words;
+        layout->data_offset =
+            (uint32_t)align_up(sizeof(struct devrt_slab) + 4 * words, align);
+        layout->block_count = (DEVRT_HEAP_SLAB_BYTES - layout->data_offset) / size;
+        layout->reciprocal = ((1u << 24) + size / 16 - 1) / (size / 16);
+    }
+}
+
+int devrt_heap_attach(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    const struct devrt_backend_ops *ops = device->ops;
+    struct devrt_module_heap *h = &module->heap;
+    h->max_bytes = align_up(device->heap_max_bytes ? device->heap_max_bytes : DEFAULT_MAX_BYTES,
+                            DEVRT_HEAP_SLAB_BYTES);
+    size_t initial = device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
+    h->initial_bytes = align_up(initial < h->max_bytes ? initial : h->max_bytes,
+                                DEVRT_HEAP_SLAB_BYTES);
+
+    uint32_t capacity = (uint32_t)(h->max_bytes / DEVRT_HEAP_SLAB_BYTES);
+    uint32_t lookup_size = 2;
+    while (lookup_size < 2 * capacity)
+        lookup_size *= 2;
+    struct devrt_heap heap = {
+        .slab_capacity = capacity,
+        .lookup_mask = lookup_size - 1,
+        /* Block sizes are 32 bits in a slab's header. */
+        .max_block = h->max_bytes - DEVRT_HEAP_LARGE_OFFSET < UINT32_MAX - 15
+                         ? h->max_bytes - DEVRT_HEAP_LARGE_OFFSET
+                         : UINT32_MAX - 15,
+    };
+    lay_out_classes(h->classes);
+    heap.slabs = ops->alloc(device, capacity * sizeof(uint64_t), DEVRT_MEMORY_DEVICE);
+    heap.lookup = ops->alloc(device, lookup_size * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
+    h->device_heap = ops->alloc(device, sizeof heap, DEVRT_MEMORY_DEVICE);
+    h->slabs = heap.slabs;
+    h->lookup = heap.lookup;
+    h->initial = h->initial_bytes ? allocate_chunk(module, h->initial_bytes) : NULL;
+    if (!heap.slabs || !heap.lookup || !h->device_heap || (h->initial_bytes && !h->initial) ||
+        ops->write(device, h->device_heap, &heap, sizeof heap) != 0) {
+        devrt_heap_detach(module);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no device memory for a heap of %zu bytes",
+                          h->initial_bytes);
+    }
+    h->reserved_bytes = h->initial_bytes;
+    return DEVRT_SUCCESS;
+}
+
+void devrt_heap_detach(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    struct devrt_module_heap *h = &module->heap;
+    for (size_t i = 0; i < h->chunk_count; ++i)
+        device->ops->free(device, h->chunks[i], DEVRT_MEMORY_DEVICE);
+    device->ops->free(device, h->slabs, DEVRT_MEMORY_DEVICE);
+    device->ops->free(device, h->lookup, DEVRT_MEMORY_DEVICE);
+    device->ops->free(device, h->device_heap, DEVRT_MEMORY_DEVICE);
+    free(h->chunks);
+    memset(h, 0, sizeof *h);
+}
+
+/* Hand out `pages` slabs of zeroed memory; 0 when the heap is at its maximum. */
+static uint64_t reserve_pages(devrt_module *module, uint32_t pages)
+{
+    struct devrt_module_heap *h = &module->heap;
+    uint64_t bytes = (uint64_t)pages * DEVRT_HEAP_SLAB_BYTES;
+    if (h->initial_used + bytes <= h->initial_bytes) {
+        uint64_t address = (uint64_t)(uintptr_t)h->initial + h->initial_used;
+        h->initial_used += bytes;
+        return address;
+    }
+    if (h->reserved_bytes + bytes > h->max_bytes)
+        return 0;
+    void *chunk = allocate_chunk(module, bytes);
+    if (!chunk)
+        return 0;
+    h->reserved_bytes += bytes;
+    return (uint64_t)(uintptr_t)chunk;
+}
+
+/* Write the header and bitmap of an empty slab for blocks of `block_size`. */
+static int lay_out_slab(devrt_module *module, uint64_t address, uint32_t block_size)
+{
+    struct devrt_heap_class layout = {block_size, 1, DEVRT_HEAP_LARGE_OFFSET, 0, 1};
+    uint32_t size_class = DEVRT_HEAP_LARGE_CLASS, pages = devrt_heap_large_pages(block_size);
+    if (block_size <= DEVRT_HEAP_SMALL_MAX) {
+        size_class = devrt_heap_size_class(block_size);
+        layout = module->heap.classes[size_class];
+        pages = 1;
+    }
+    size_t bytes = sizeof(struct devrt_slab) + 4 * layout.bitmap_words;
+    struct devrt_slab *slab = calloc(1, bytes);
+    if (!slab)
+        return -1;
+    slab->size_class = size_class;
+    slab->block_size = layout.block_size;
+    slab->block_count = layout.block_count;
+    slab->free_count = layout.block_count;
+    slab->data_offset = layout.data_offset;
+    slab->pages = pages;
+    slab->reciprocal = layout.reciprocal;
+    /* Blocks past the end are marked taken, so claiming never looks at them. */
+    for (uint32_t block = layout.block_count; block < 32 * layout.bitmap_words; ++block)
+        slab->bitmap[block / 32] |= 1u << (block % 32);
+    devrt_device *device = module->device;
+    int status = device->ops->write(device, (void *)(uintptr_t)address, slab, bytes);
+    free(slab);
+    return status;
+}
+
+int devrt_serve_heap_grow(struct devrt_request *request)
+{
+    struct devrt_module_heap *heap = &request->module->heap;
+    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
+        if (!(request->lane_mask >> lane & 1))
+            continue;
+        uint32_t block_size = request->lane[lane].arg;
+        bool small = block_size <= DEVRT_HEAP_SMALL_MAX;
+        if (request->lane[lane].length != 0 || block_size == 0 || block_size % 16 ||
+            (small && devrt_heap_class_size(devrt_heap_size_class(block_size)) != block_size) ||
+            (!small && (uint64_t)block_size + DEVRT_HEAP_LARGE_OFFSET > heap->max_bytes)) {
+            snprintf(request->error, sizeof request->error,
+                     "heap grow request for blocks of %u bytes (message of %u bytes)", block_size,
+                     request->lane[lane].length);
+            return -1;
+        }
+        uint64_t address =
+            reserve_pages(request->module, small ? 1 : devrt_heap_large_pages(block_size));
+        if (address && lay_out_slab(request->module, address, block_size) != 0)
+            address = 0;
+        request->reply[lane].word[0] = address;
+    }
+    return 0;
+}
+
+int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats)
+{
+    if (!module || !stats)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_heap_stats: missing argument");
+    devrt_device *device = module->device;
+    struct devrt_heap heap;
+    if (device->ops->read(device, &heap, module->heap.device_heap, sizeof heap) != 0)
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the heap");
+    pthread_mutex_lock(&device->server.lock);
+    stats->bytes_reserved = module->heap.reserved_bytes;
+    pthread_mutex_unlock(&device->server.lock);
+    stats->bytes_in_use = heap.bytes_in_use;
+    stats->slabs = heap.slab_count < heap.slab_capacity ? heap.slab_count : heap.slab_capacity;
+    stats->failed_allocations = heap.failed_allocations;
+    stats->max_bytes = module->heap.max_bytes;
+    return DEVRT_SUCCESS;
+}

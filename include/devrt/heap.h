@@ -1,0 +1,89 @@
+/*
+ * The device heap's layout, shared by device code (device/heap.c) and the host runtime
+ * (host/runtime/heap.c). docs/heap.md explains the design.
+ *
+ * Memory comes in slabs: SLAB_BYTES-aligned regions, each holding blocks of one size class
+ * after a header and an allocation bitmap. An allocation larger than the biggest class gets
+ * a slab of its own, several SLAB_BYTES long, holding one block. Aligned slabs give the way
+ * back from a pointer to its header; a hash set of slab addresses tells a heap pointer from
+ * a foreign one before anything is read through it.
+ */
+#ifndef DEVRT_HEAP_H
+#define DEVRT_HEAP_H
+
+#include <stdint.h>
+
+#define DEVRT_HEAP_SLAB_SHIFT 16u
+#define DEVRT_HEAP_SLAB_BYTES (1u << DEVRT_HEAP_SLAB_SHIFT)
+/* Classes: 16-byte steps up to 128 bytes, then four per power of two up to 16 KiB. */
+#define DEVRT_HEAP_SMALL_MAX (16u << 10)
+#define DEVRT_HEAP_CLASS_COUNT 36u
+#define DEVRT_HEAP_LARGE_CLASS 0xffffffffu
+/* Where a large block starts in its slab, and so the alignment every large block has. */
+#define DEVRT_HEAP_LARGE_OFFSET 4096u
+
+struct devrt_slab {
+    uint32_t size_class;  /* a class, or DEVRT_HEAP_LARGE_CLASS */
+    uint32_t block_size;  /* bytes per block (large: the whole block) */
+    uint32_t block_count;
+    uint32_t free_count;  /* blocks not reserved; allocators reserve before they claim */
+    uint32_t data_offset; /* from the slab's start to its first block */
+    uint32_t pages;       /* SLAB_BYTES units this slab spans */
+    uint32_t reciprocal;  /* ceil(2^24 / (block_size / 16)), so free needs no division; 0 large */
+    uint32_t bitmap[];    /* bit set: block allocated (or past block_count) */
+};
+
+/* How a slab of one class is laid out; the host computes it once and lays out slabs. */
+struct devrt_heap_class {
+    uint32_t block_size;
+    uint32_t block_count;
+    uint32_t data_offset; /* aligned to the largest power of two dividing block_size */
+    uint32_t reciprocal;  /* as in devrt_slab */
+    uint32_t bitmap_words;
+};
+
+struct devrt_heap {
+    uint64_t current[DEVRT_HEAP_CLASS_COUNT];    /* the slab each class allocates from */
+    uint32_t grow_lock[DEVRT_HEAP_CLASS_COUNT]; /* one wave at a time finds a class a slab */
+    uint32_t slab_count;
+    uint32_t slab_capacity;
+    uint64_t *slabs;        /* slab_capacity slab addresses in order of creation */
+    uint32_t *lookup;       /* open addressing set of slab numbers (address >> SLAB_SHIFT);
+                               0 is empty. 32 bits cover 48-bit addresses. */
+    uint32_t lookup_mask;   /* lookup holds lookup_mask + 1 entries */
+    uint32_t reserved;
+    uint64_t max_block;     /* the largest allocation the heap serves */
+    uint64_t bytes_in_use;  /* block bytes handed out and not freed */
+    uint64_t failed_allocations;
+};
+
+/*
+ * DEVRT_RPC_HEAP_GROW asks for a new slab with an empty message whose argument is the
+ * block size: a class's size, or above DEVRT_HEAP_SMALL_MAX a large block's. The host lays
+ * out the slab's header and bitmap (memory the device has never touched, so no cache holds
+ * an older copy) and replies with its address in word 0, or 0 when the heap is full.
+ */
+static inline uint32_t devrt_heap_large_pages(uint64_t block_size)
+{
+    return (uint32_t)((block_size + DEVRT_HEAP_LARGE_OFFSET + DEVRT_HEAP_SLAB_BYTES - 1) >>
+                      DEVRT_HEAP_SLAB_SHIFT);
+}
+
+/* The size class of a small request: 16-byte steps to 128, then four per power of two. */
+static inline uint32_t devrt_heap_size_class(uint64_t size)
+{
+    if (size <= 128)
+        return (uint32_t)((size + 15) / 16) - 1;
+    uint32_t p = 63 - (uint32_t)__builtin_clzll(size - 1); /* size is in (2^p, 2^(p+1)] */
+    return 8 + (p - 7) * 4 + (uint32_t)((size - 1 - (1ull << p)) >> (p - 2));
+}
+
+static inline uint32_t devrt_heap_class_size(uint32_t size_class)
+{
+    if (size_class < 8)
+        return (size_class + 1) * 16;
+    uint32_t p = 7 + (size_class - 8) / 4;
+    return (1u << p) + ((size_class - 8) % 4 + 1) * (1u << (p - 2));
+}
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * printf benchmark on a backend (emu by default): lines per second with many lanes
+ * printing at once, output discarded by a callback (so the figure is devrt's, not the
+ * terminal's), and with output written to a file.
+ *
+ *   printf_bench IMAGE [emu|hsa]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <devrt/host.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static size_t bytes;
+
+static void count_output(void *context, uint32_t stream, const char *data, size_t size)
+{
+    (void)context;
+    (void)stream;
+    (void)data;
+    bytes += size; /* only the server thread calls this */
+}
+
+static void run(devrt_module *module, const char *kernel, const char *label, uint32_t lanes,
+                uint32_t rounds)
+{
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds)};
+    uint32_t block = lanes < 64 ? lanes : 64;
+    struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
+    bytes = 0;
+    double start = now();
+    if (devrt_launch(module, kernel, &config, args, 1, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+        exit(1);
+    }
+    double elapsed = now() - start;
+    double lines = (double)lanes * rounds;
+    printf("| %s, %u lanes x %u lines | %.0f lines/s | %.1f MB/s |\n", label, lanes, rounds,
+           lines / elapsed, bytes ? (double)bytes / elapsed / 1e6 : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: printf_bench IMAGE [emu|hsa]\n");
+        return 2;
+    }
+    enum devrt_backend backend = argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA
+                                                                      : DEVRT_BACKEND_EMU;
+    devrt_device *device;
+    devrt_module *module;
+    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||
+        devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "printf_bench: %s\n", devrt_last_error());
+        return 1;
+    }
+    printf("| measure (%s backend) | lines per second | output |\n|---|---|---|\n",
+           devrt_backend_name(backend));
+    devrt_module_set_output_callback(module, count_output, NULL);
+    run(module, "print_lines", "devrt_printf macro, 3 arguments, to a callback", 1, 20000);
+    run(module, "print_lines", "devrt_printf macro, 3 arguments, to a callback", 4096, 16);
+    run(module, "print_lines_variadic", "(devrt_printf) variadic, to a callback", 4096, 16);
+    run(module, "put_lines", "devrt_puts, to a callback", 4096, 16);
+    FILE *sink = fopen("/dev/null", "w");
+    devrt_module_set_output_file(module, sink);
+    run(module, "print_lines", "devrt_printf macro, to a FILE (/dev/null)", 4096, 16);
+    fclose(sink);
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    return 0;
+}

@@ -1,0 +1,140 @@
+/* Kernels of the printf and output tests; built for every backend. */
+#include <devrt/devrt.h>
+
+#include "printf_entries.h"
+
+static uint64_t flat_id(void)
+{
+    return devrt_global_id(DEVRT_X);
+}
+
+#define CALL(...)                                                                            \
+    do {                                                                                     \
+        if (e->variadic)                                                                     \
+            (devrt_printf)(e->format, __VA_ARGS__);                                          \
+        else                                                                                 \
+            devrt_printf(e->format, __VA_ARGS__);                                            \
+    } while (0)
+#define BY_STARS(v)                                                                          \
+    do {                                                                                     \
+        if (e->stars == 0)                                                                   \
+            CALL(v);                                                                         \
+        else if (e->stars == 1)                                                              \
+            CALL(e->star[0], v);                                                             \
+        else                                                                                 \
+            CALL(e->star[0], e->star[1], v);                                                 \
+    } while (0)
+
+/* Entry i: one generated format and its value, by the macro or the variadic function. */
+DEVRT_KERNEL void formats(const struct printf_entry *entries, uint32_t count)
+{
+    uint64_t id = flat_id();
+    if (id >= count)
+        return;
+    const struct printf_entry *e = &entries[id];
+    switch (e->kind) {
+    case K_INT: BY_STARS((int)e->value.i); break;
+    case K_UINT: BY_STARS((unsigned)e->value.u); break;
+    case K_LL: BY_STARS((long long)e->value.i); break;
+    case K_ULL: BY_STARS((unsigned long long)e->value.u); break;
+    case K_DOUBLE: BY_STARS(e->value.d); break;
+    case K_LDOUBLE: BY_STARS((long double)e->value.d); break;
+    case K_STR: BY_STARS(e->value.s); break;
+    case K_PTR: BY_STARS(e->value.p); break;
+    default:
+        if (e->variadic)
+            (devrt_printf)(e->format);
+        else
+            devrt_printf(e->format);
+        break;
+    }
+}
+
+static uint64_t checksum(uint64_t id)
+{
+    return (id + 1) * 0x9e3779b97f4a7c15ull;
+}
+
+/*
+ * Every lane prints one line: its id, a string of its own length (0 to 599 bytes, up to
+ * ten packets) and a checksum, so the host can tell a cut or mixed line from a whole one.
+ */
+DEVRT_KERNEL void lines(const char *pattern, uint32_t count)
+{
+    uint64_t id = flat_id();
+    if (id >= count)
+        return;
+    uint32_t length = (uint32_t)(id * 7 % 600);
+    const char *tail = pattern + 600 - length; /* pattern holds 600 bytes, then a NUL */
+    devrt_printf("lane %u [%s] %d %.3f sum %016llx\n", (unsigned)id, tail, -(int)length,
+                 (double)id / 8, (unsigned long long)checksum(id));
+}
+
+/* Raw output: even lanes puts, odd lanes write and putchar; every line tells its lane. */
+DEVRT_KERNEL void raw_lines(uint32_t count)
+{
+    uint64_t id = flat_id();
+    if (id >= count)
+        return;
+    char line[64];
+    uint32_t n = 0;
+    const char *head = "raw ";
+    while (*head)
+        line[n++] = *head++;
+    char digits[24];
+    uint32_t d = 0;
+    uint64_t v = id;
+    do {
+        digits[d++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (d)
+        line[n++] = digits[--d];
+    if (id % 2 == 0) {
+        line[n] = '\0';
+        devrt_puts(line);
+    } else {
+        line[n++] = '\n';
+        devrt_output_write(devrt_output_context(), line, n);
+    }
+    if (id == 0)
+        devrt_putchar('!');
+}
+
+/* Every lane prints, then the victim raises; the others print again. */
+DEVRT_KERNEL void print_then_raise(uint64_t victim)
+{
+    uint64_t id = flat_id();
+    devrt_printf("before %u\n", (unsigned)id);
+    if (id == victim)
+        DEVRT_THROW(DEVRT_EXCEPTION_DOMAIN, "raised after printing");
+    devrt_printf("after %u\n", (unsigned)id);
+}
+
+/* Formats that do not fit their arguments, one case per launch. */
+DEVRT_KERNEL void bad(uint32_t which, const char *unterminated)
+{
+    int n = 0;
+    switch (which) {
+    case 0: devrt_printf("a%nb\n", &n); break;
+    case 1: devrt_printf("x%yz %d\n", 5); break;
+    case 2: devrt_printf("%d %d\n", 1); break;
+    case 3: devrt_printf("%s|\n", 42); break;
+    case 4: devrt_printf("[%s] [%.3s]\n", (const char *)NULL, (const char *)NULL); break;
+    case 5: devrt_printf("<%s>\n", unterminated); break;
+    case 6: devrt_printf("100%"); break;
+    case 7: devrt_printf("%5000d\n", 1); break;
+    case 8: devrt_printf(unterminated); break;
+    case 9: devrt_printf("%f %d\n", 1, 2.5); break;
+    case 10: devrt_printf("%Ld %hs\n", 1, "s"); break;
+    case 11: (devrt_printf)("v%nw %d\n", &n, 7); break;
+    }
+}
+
+/* Throughput: each lane prints `rounds` lines. */
+DEVRT_KERNEL void many_lines(uint32_t rounds)
+{
+    uint64_t id = flat_id();
+    for (uint32_t i = 0; i < rounds; ++i)
+        devrt_printf("lane %u line %u value %f\n", (unsigned)id, i, (double)i * 0.5);
+}

@@ -1,0 +1,59 @@
+/*
+ * libFuzzer target for the host side of output: the message parser and the formatter,
+ * which read whatever a device wrote. The first byte picks what the rest is:
+ *   0: a raw DEVRT_RPC_PRINTF message, 1: a raw DEVRT_RPC_OUTPUT message,
+ *   else: a format (up to the first NUL) and arguments made from the bytes after it, so
+ *         the formatter sees well-formed messages with hostile formats and types.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <devrt/output.h>
+#include <devrt/rpc.h>
+
+#include "format.h"
+
+static char arena[1 << 16];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    struct devrt_text text = {0};
+    char why[256];
+    uint8_t mode = data[0];
+    ++data, --size;
+    if (mode < 2) {
+        devrt_output_render(mode == 0 ? DEVRT_RPC_PRINTF : DEVRT_RPC_OUTPUT, data, size, &text,
+                            why, sizeof why);
+        devrt_text_free(&text);
+        return 0;
+    }
+    const uint8_t *nul = memchr(data, 0, size);
+    size_t format_length = nul ? (size_t)(nul - data) : size;
+    const uint8_t *rest = nul ? nul + 1 : data + size;
+    size_t rest_size = (size_t)(data + size - rest);
+    struct devrt_format_arg args[DEVRT_FORMAT_MAX_ARGS];
+    size_t count = 0;
+    while (rest_size >= 9 && count < DEVRT_FORMAT_MAX_ARGS) {
+        struct devrt_format_arg *a = &args[count++];
+        a->tag = DEVRT_OUTPUT_I64 + rest[0] % 5;
+        a->flags = (rest[0] >> 4) & 3;
+        memcpy(&a->value, rest + 1, 8);
+        rest += 9, rest_size -= 9;
+        a->data = NULL;
+        a->length = 0;
+        if (a->tag == DEVRT_OUTPUT_STR) {
+            a->length = (uint32_t)(a->value % 64 < rest_size ? a->value % 64 : rest_size);
+            a->data = (const char *)rest;
+            rest += a->length, rest_size -= a->length;
+        }
+    }
+    if (format_length > sizeof arena)
+        format_length = sizeof arena;
+    memcpy(arena, data, format_length);
+    devrt_format(&text, arena, format_length, args, count, why, sizeof why);
+    devrt_text_free(&text);
+    return 0;
+}
