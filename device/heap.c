@@ -85,7 +85,6 @@ static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
                                             DEVRT_SCOPE_DEVICE);
     if (index >= DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         return NULL; /* lost a race for the last entry; the host keeps the memory */
-    devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     remember_slab(heap, (uint64_t)(uintptr_t)slab);
     devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index], (uint64_t)(uintptr_t)slab, __ATOMIC_RELEASE,
                        DEVRT_SCOPE_DEVICE);

@@ -87,10 +87,11 @@ static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock(struct devrt_rpc_channel
 static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *channel,
                                                     uint32_t index, uint32_t outbox)
 {
-    while (devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->inbox[index], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM) !=
-           outbox)
+    uint32_t *inbox = &DEVRT_ARCH_READ_ONLY(channel)->inbox[index];
+    while (devrt_atomic_load(inbox, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM) != outbox)
         devrt_arch_sleep();
-    devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+    /* Polls stay relaxed; this load synchronizes with the server's release of the port. */
+    (void)devrt_atomic_load(inbox, __ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
 }
 
 static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
@@ -139,11 +140,12 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
         buffer->header.flags = flags;
         buffer->header.lane_mask = lanes;
     }
+    /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);
-    devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
     outbox ^= 1u;
     if (leader) {
-        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
+                           __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
         devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
     }
     return outbox;

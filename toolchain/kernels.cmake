@@ -80,3 +80,28 @@ function(devrt_add_nvptx_kernel name)
   add_dependencies(nvptx-ptx ${name})
   set(${name}_PTX "${ptx}" PARENT_SCOPE)
 endfunction()
+
+# devrt_add_amdgcn_kernel(<name> SOURCE <c file> TARGET <gfx...> [INCLUDES <dirs...>])
+# An amdgcn code object built the way clang users link devrt (-mlink-builtin-bitcode).
+# Output: ${CMAKE_CURRENT_BINARY_DIR}/<name>.<gfx>.hsaco, in the variable <name>_HSACO.
+function(devrt_add_amdgcn_kernel name)
+  cmake_parse_arguments(arg "" "SOURCE;TARGET" "INCLUDES" ${ARGN})
+  set(hsaco "${CMAKE_CURRENT_BINARY_DIR}/${name}.${arg_TARGET}.hsaco")
+  set(includes)
+  foreach(dir ${arg_INCLUDES})
+    list(APPEND includes -I "${dir}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${hsaco}"
+    COMMAND "${DEVRT_CLANG}" -target amdgcn-amd-amdhsa -mcpu=${arg_TARGET} -nogpulib
+            -ffreestanding -std=c17 -O2 -I "${PROJECT_SOURCE_DIR}/include" ${includes}
+            -Xclang -mlink-builtin-bitcode -Xclang "${DEVRT_AMDGCN_BC}"
+            -c "${arg_SOURCE}" -o "${hsaco}.o" -MD -MF "${hsaco}.d"
+    COMMAND "${DEVRT_LD_LLD}" -shared --no-undefined "${hsaco}.o" -o "${hsaco}"
+    DEPFILE "${hsaco}.d"
+    DEPENDS "${arg_SOURCE}" devrt-amdgcn "${DEVRT_AMDGCN_BC}"
+    COMMENT "Building ${name} for ${arg_TARGET}"
+    VERBATIM)
+  add_custom_target(${name}_${arg_TARGET} ALL DEPENDS "${hsaco}")
+  set(${name}_HSACO "${hsaco}" PARENT_SCOPE)
+endfunction()

@@ -94,7 +94,7 @@
 #define devrt_atomic_fetch_and(p, v, order, scope) __atomic_fetch_and((p), (v), (order))
 #define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
     __atomic_compare_exchange_n((p), (expected), (desired), false, (order), __ATOMIC_RELAXED)
-#define devrt_atomic_fence(order, scope) __atomic_thread_fence(order)
+#define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
 #endif
 
 #endif
