@@ -478,6 +478,16 @@ def check(report, key, cpu):
     f = report.measure(key, "devrt", cpu)
     print(f"{cpu} {m.label}: {f['vgpr']} VGPRs (budget {BUDGETS[key]}), {f['sgpr']} SGPRs, "
           f"{f['scratch']} B scratch, {f['instructions']} instructions, {f['bytes']} B")
+    # ROCm's equivalent beside it, from the same run, where the installed ockl has one.
+    if m.ockl_kernel and report.libraries("ockl", cpu):
+        o = report.try_measure(key, "ockl", cpu)
+        if "error" in o:
+            print(f"{cpu} {m.ockl_label}: not measured ({o['error']})")
+        else:
+            print(f"{cpu} {m.ockl_label}: {o['vgpr']} VGPRs, {o['sgpr']} SGPRs, "
+                  f"{o['scratch']} B scratch, {o['instructions']} instructions, {o['bytes']} B")
+    elif m.ockl_kernel:
+        print(f"{cpu} {m.ockl_label}: the installed ROCm device libraries do not support {cpu}")
     if f["scratch"] or f["dynamic_stack"]:
         return f"{m.label} uses {f['scratch']} B of scratch" + \
                (" and a dynamic stack" if f["dynamic_stack"] else "") + ", budget 0"
