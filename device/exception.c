@@ -8,7 +8,8 @@ static uint32_t flat_workitem(void)
 {
     return devrt_arch_workitem_id(0) +
            devrt_arch_workgroup_size(0) *
-               (devrt_arch_workitem_id(1) + devrt_arch_workgroup_size(1) * devrt_arch_workitem_id(2));
+               (devrt_arch_workitem_id(1) +
+                devrt_arch_workgroup_size(1) * devrt_arch_workitem_id(2));
 }
 
 static uint64_t flat_workgroup(void)
@@ -19,8 +20,8 @@ static uint64_t flat_workgroup(void)
                 (uint64_t)devrt_arch_num_workgroups(1) * devrt_arch_workgroup_id(2));
 }
 
-DEVRT_ARCH_INLINE void devrt_signal_exception_at(uint32_t code, const char *message, const char *file,
-                               uint32_t line, uint64_t value)
+DEVRT_ARCH_INLINE void devrt_signal_exception_at(uint32_t code, const char *message,
+                                                 const char *file, uint32_t line, uint64_t value)
 {
     struct devrt_exception_record *record = &__devrt_state->exception;
     if (code == DEVRT_EXCEPTION_NONE || code >= DEVRT_EXCEPTION_CODE_COUNT)

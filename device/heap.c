@@ -34,8 +34,10 @@ static uint32_t lookup_slot(const struct devrt_heap *heap, uint32_t number)
 static bool is_slab(const struct devrt_heap *heap, uint64_t base)
 {
     uint32_t number = (uint32_t)(base >> DEVRT_HEAP_SLAB_SHIFT);
-    for (uint32_t i = lookup_slot(heap, number);; i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
-        uint32_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    for (uint32_t i = lookup_slot(heap, number);;
+         i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
+        uint32_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], __ATOMIC_ACQUIRE,
+                                           DEVRT_SCOPE_DEVICE);
         if (entry == number)
             return true;
         if (entry == 0)
@@ -46,10 +48,11 @@ static bool is_slab(const struct devrt_heap *heap, uint64_t base)
 static void remember_slab(struct devrt_heap *heap, uint64_t base)
 {
     uint32_t number = (uint32_t)(base >> DEVRT_HEAP_SLAB_SHIFT);
-    for (uint32_t i = lookup_slot(heap, number);; i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
+    for (uint32_t i = lookup_slot(heap, number);;
+         i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
         uint32_t empty = 0;
-        if (devrt_atomic_cas(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], &empty, number, __ATOMIC_RELEASE,
-                             DEVRT_SCOPE_DEVICE))
+        if (devrt_atomic_cas(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], &empty, number,
+                             __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE))
             return;
     }
 }
@@ -81,13 +84,13 @@ static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
     struct devrt_slab *slab = request_slab(block_size);
     if (!slab)
         return NULL;
-    uint32_t index = devrt_atomic_fetch_add(&heap->slab_count, 1u, __ATOMIC_RELAXED,
-                                            DEVRT_SCOPE_DEVICE);
+    uint32_t index =
+        devrt_atomic_fetch_add(&heap->slab_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
     if (index >= DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         return NULL; /* lost a race for the last entry; the host keeps the memory */
     remember_slab(heap, (uint64_t)(uintptr_t)slab);
-    devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index], (uint64_t)(uintptr_t)slab, __ATOMIC_RELEASE,
-                       DEVRT_SCOPE_DEVICE);
+    devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index], (uint64_t)(uintptr_t)slab,
+                       __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     return slab;
 }
 
@@ -126,8 +129,8 @@ static struct devrt_slab *next_slab(struct devrt_heap *heap, uint32_t size_class
         while (!devrt_atomic_cas(&heap->grow_lock[size_class], &unlocked, 1u, __ATOMIC_ACQUIRE,
                                  DEVRT_SCOPE_DEVICE)) {
             unlocked = 0;
-            now = devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE,
-                                    DEVRT_SCOPE_DEVICE);
+            now =
+                devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
             if (now != seen)
                 return (struct devrt_slab *)(uintptr_t)now;
             devrt_arch_sleep();
@@ -170,8 +173,8 @@ static uint32_t claim(struct devrt_slab *slab, uint32_t want, uint32_t *word)
 {
     uint32_t words = (slab->block_count + 31) / 32;
     /* Start near the frontier: blocks tend to be taken from the front of a slab. */
-    uint32_t used = slab->block_count - devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED,
-                                                          DEVRT_SCOPE_DEVICE);
+    uint32_t used = slab->block_count -
+                    devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
     uint32_t start = used / 32 < words ? used / 32 : 0;
     for (uint32_t i = start;; i = i + 1 == words ? 0 : i + 1) {
         uint32_t free = ~devrt_atomic_load(&slab->bitmap[i], __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
@@ -247,8 +250,8 @@ static void *allocate_group(struct devrt_heap *heap, uint32_t size_class, uint32
         }
     }
     if (is_leader()) {
-        devrt_atomic_fetch_add(&heap->bytes_in_use, (uint64_t)served * block_size,
-                               __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+        devrt_atomic_fetch_add(&heap->bytes_in_use, (uint64_t)served * block_size, __ATOMIC_RELAXED,
+                               DEVRT_SCOPE_DEVICE);
         if (served < count)
             devrt_atomic_fetch_add(&heap->failed_allocations, (uint64_t)(count - served),
                                    __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
@@ -311,8 +314,7 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
             if (devrt_atomic_fetch_and(&slab->bitmap[index / 32], ~bit, __ATOMIC_RELEASE,
                                        DEVRT_SCOPE_DEVICE) &
                 bit) {
-                devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED,
-                                       DEVRT_SCOPE_DEVICE);
+                devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 devrt_atomic_fetch_add(&heap->bytes_in_use, -(uint64_t)slab->block_size,
                                        __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 return;
@@ -351,8 +353,10 @@ void *devrt_realloc(void *ptr, size_t size)
         return NULL;
     }
     if (!is_slab(DEVRT_ARCH_READ_ONLY(__devrt_state)->heap, (uint64_t)(uintptr_t)ptr & ~SLAB_MASK))
-        devrt_signal_exception_at(DEVRT_EXCEPTION_INVALID_POINTER, "realloc of a pointer the "
-                                  "heap did not give out", NULL, 0, (uint64_t)(uintptr_t)ptr);
+        devrt_signal_exception_at(DEVRT_EXCEPTION_INVALID_POINTER,
+                                  "realloc of a pointer the "
+                                  "heap did not give out",
+                                  NULL, 0, (uint64_t)(uintptr_t)ptr);
     uint64_t capacity = block_capacity(ptr);
     if (size <= capacity)
         return ptr;

@@ -53,8 +53,8 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put(struct devrt_printf_state 
     s->buffer->packet[devrt_arch_lane_id()].word[s->slot] = word;
     if (++s->slot < DEVRT_OUTPUT_SLOTS)
         return;
-    s->outbox = devrt_rpc_post(s->channel, s->buffer, s->port, s->outbox, s->opcode,
-                               DEVRT_RPC_MORE);
+    s->outbox =
+        devrt_rpc_post(s->channel, s->buffer, s->port, s->outbox, s->opcode, DEVRT_RPC_MORE);
     devrt_rpc_wait(s->channel, s->port, s->outbox);
     /* A refusal means the server dropped the message: the rest of it must not be sent. */
     s->status = devrt_arch_read_first(s->buffer->header.flags);
@@ -95,8 +95,7 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put_record(struct devrt_printf
 }
 
 /* The bytes of a NUL-terminated string that the device copies, at most the limit. */
-static inline DEVRT_ARCH_INLINE uint32_t devrt_output_measure(const char *string,
-                                                              uint32_t *flags)
+static inline DEVRT_ARCH_INLINE uint32_t devrt_output_measure(const char *string, uint32_t *flags)
 {
     uint32_t length = 0;
     if (!string) {

@@ -14,24 +14,24 @@ devrt_printf_begin(struct devrt_printf_state *state, uint32_t context, const cha
     return state;
 }
 
-DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_i64(struct devrt_printf_state *state,
-                                                                     int64_t value)
+DEVRT_ARCH_INLINE struct devrt_printf_state *
+devrt_printf_append_i64(struct devrt_printf_state *state, int64_t value)
 {
     devrt_output_put(state, DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_I64, 0, 0));
     devrt_output_put(state, (uint64_t)value);
     return state;
 }
 
-DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_u64(struct devrt_printf_state *state,
-                                                                     uint64_t value)
+DEVRT_ARCH_INLINE struct devrt_printf_state *
+devrt_printf_append_u64(struct devrt_printf_state *state, uint64_t value)
 {
     devrt_output_put(state, DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_U64, 0, 0));
     devrt_output_put(state, value);
     return state;
 }
 
-DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_f64(struct devrt_printf_state *state,
-                                                                     double value)
+DEVRT_ARCH_INLINE struct devrt_printf_state *
+devrt_printf_append_f64(struct devrt_printf_state *state, double value)
 {
     uint64_t bits;
     __builtin_memcpy(&bits, &value, sizeof bits);
@@ -40,15 +40,15 @@ DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_f64(struct devr
     return state;
 }
 
-DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_str(struct devrt_printf_state *state,
-                                                                     const char *value)
+DEVRT_ARCH_INLINE struct devrt_printf_state *
+devrt_printf_append_str(struct devrt_printf_state *state, const char *value)
 {
     devrt_output_put_string(state, DEVRT_OUTPUT_STR, value);
     return state;
 }
 
-DEVRT_ARCH_INLINE struct devrt_printf_state *devrt_printf_append_ptr(struct devrt_printf_state *state,
-                                                                     const void *value)
+DEVRT_ARCH_INLINE struct devrt_printf_state *
+devrt_printf_append_ptr(struct devrt_printf_state *state, const void *value)
 {
     devrt_output_put(state, DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_PTR, 0, 0));
     devrt_output_put(state, (uint64_t)(uintptr_t)value);
@@ -76,13 +76,13 @@ int devrt_vprintf(const char *format, va_list args)
     uint8_t tags[DEVRT_PRINTF_MAX_ARGS];
     uint64_t values[DEVRT_PRINTF_MAX_ARGS];
     uint32_t count = 0;
-#define DEVRT_PUSH(tag, value)                                                               \
-    do {                                                                                     \
-        if (count < DEVRT_PRINTF_MAX_ARGS) {                                                 \
-            tags[count] = (tag);                                                             \
-            values[count] = (uint64_t)(value);                                               \
-            ++count;                                                                         \
-        }                                                                                    \
+#define DEVRT_PUSH(tag, value)                                                                     \
+    do {                                                                                           \
+        if (count < DEVRT_PRINTF_MAX_ARGS) {                                                       \
+            tags[count] = (tag);                                                                   \
+            values[count] = (uint64_t)(value);                                                     \
+            ++count;                                                                               \
+        }                                                                                          \
     } while (0)
     const char *p = format;
     const char *end = format ? format + DEVRT_PRINTF_MAX_STRING : format;
@@ -108,8 +108,8 @@ int devrt_vprintf(const char *format, va_list args)
         }
         /* 'L' also as long double; any 64-bit length reads a long long on LP64 targets. */
         int wide = 0; /* 0: int, 1: long long, 2: long double */
-        while (p < end && (*p == 'h' || *p == 'l' || *p == 'z' || *p == 'j' || *p == 't' ||
-                           *p == 'L')) {
+        while (p < end &&
+               (*p == 'h' || *p == 'l' || *p == 'z' || *p == 'j' || *p == 't' || *p == 'L')) {
             if (*p == 'L')
                 wide = 2;
             else if (*p != 'h')
@@ -119,36 +119,41 @@ int devrt_vprintf(const char *format, va_list args)
         if (p >= end)
             break;
         switch (*p++) {
-        case 'd': case 'i':
+        case 'd':
+        case 'i':
             if (wide == 1)
                 DEVRT_PUSH(DEVRT_OUTPUT_I64, va_arg(args, long long));
             else
                 DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
             break;
-        case 'c':
-            DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
-            break;
-        case 'u': case 'o': case 'x': case 'X':
+        case 'c': DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int)); break;
+        case 'u':
+        case 'o':
+        case 'x':
+        case 'X':
             if (wide == 1)
                 DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned long long));
             else
                 DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned int));
             break;
-        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+        case 'f':
+        case 'F':
+        case 'e':
+        case 'E':
+        case 'g':
+        case 'G':
+        case 'a':
+        case 'A': {
             double v = wide == 2 ? (double)va_arg(args, long double) : va_arg(args, double);
             uint64_t bits;
             __builtin_memcpy(&bits, &v, sizeof bits);
             DEVRT_PUSH(DEVRT_OUTPUT_F64, bits);
             break;
         }
-        case 's':
-            DEVRT_PUSH(DEVRT_OUTPUT_STR, (uintptr_t)va_arg(args, const char *));
-            break;
-        case 'p': case 'n':
-            DEVRT_PUSH(DEVRT_OUTPUT_PTR, (uintptr_t)va_arg(args, void *));
-            break;
-        default: /* %% and unknown conversions take no argument */
-            break;
+        case 's': DEVRT_PUSH(DEVRT_OUTPUT_STR, (uintptr_t)va_arg(args, const char *)); break;
+        case 'p':
+        case 'n': DEVRT_PUSH(DEVRT_OUTPUT_PTR, (uintptr_t)va_arg(args, void *)); break;
+        default: /* %% and unknown conversions take no argument */ break;
         }
     }
 #undef DEVRT_PUSH

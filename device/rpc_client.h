@@ -70,8 +70,8 @@ static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock_in(struct devrt_rpc_chan
     uint32_t taken = 0;
     if (devrt_rpc_leader_in(lanes)) {
         uint32_t bit = 1u << (index % 32);
-        uint32_t old = devrt_atomic_fetch_or(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], bit, __ATOMIC_ACQUIRE,
-                                             DEVRT_SCOPE_DEVICE);
+        uint32_t old = devrt_atomic_fetch_or(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], bit,
+                                             __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
         taken = (old & bit) == 0;
     }
     return devrt_arch_read_first_sync(lanes, taken) != 0;
@@ -99,7 +99,8 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
     struct devrt_rpc_channel *channel = DEVRT_ARCH_READ_ONLY(__devrt_state)->rpc;
     uint64_t lanes = devrt_arch_active_mask();
     /* Spread waves over the ports so that most find theirs free at the first try. */
-    uint32_t last = DEVRT_ARCH_READ_ONLY(channel)->port_count - 1; /* a power of two less one: no division */
+    uint32_t last =
+        DEVRT_ARCH_READ_ONLY(channel)->port_count - 1; /* a power of two less one: no division */
     /* No division by the wave size: it folds too late to become a shift on amdgcn. */
     uint32_t index = devrt_arch_read_first_sync(lanes, devrt_arch_workitem_id(0) +
                                                            devrt_arch_workgroup_id(0) * 1031) &
@@ -110,7 +111,8 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
     }
     /* The leader's value: it read after taking the lock, so after the last owner's flip. */
     uint32_t outbox = devrt_arch_read_first_sync(
-        lanes, devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM));
+        lanes, devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], __ATOMIC_RELAXED,
+                                 DEVRT_SCOPE_SYSTEM));
     struct devrt_rpc_port port = {
         .channel = channel,
         .buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index],
@@ -144,8 +146,8 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
     devrt_arch_sync_lanes(lanes);
     outbox ^= 1u;
     if (leader) {
-        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
-                           __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox, __ATOMIC_RELEASE,
+                           DEVRT_SCOPE_SYSTEM);
         devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
     }
     return outbox;
@@ -167,8 +169,8 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_chann
     devrt_arch_sync_lanes(lanes);
     if (devrt_rpc_leader_in(lanes)) {
         uint32_t bit = 1u << (index % 32);
-        devrt_atomic_fetch_and(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], ~bit, __ATOMIC_RELEASE,
-                               DEVRT_SCOPE_DEVICE);
+        devrt_atomic_fetch_and(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], ~bit,
+                               __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     }
 }
 

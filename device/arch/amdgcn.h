@@ -112,8 +112,8 @@ struct devrt_amdgcn_dispatch {
 static inline const __attribute__((address_space(4))) struct devrt_amdgcn_dispatch *
 devrt_amdgcn_dispatch(void)
 {
-    return (const __attribute__((address_space(4))) struct devrt_amdgcn_dispatch *)
-        __builtin_amdgcn_dispatch_ptr();
+    return (const __attribute__((
+        address_space(4))) struct devrt_amdgcn_dispatch *)__builtin_amdgcn_dispatch_ptr();
 }
 
 static inline uint32_t devrt_arch_workitem_id(uint32_t dim)
@@ -156,14 +156,14 @@ static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
 /* A fence at a clang memory scope; both arguments are constants once inlined. */
 static inline void devrt_arch_fence(int order, int scope)
 {
-#define DEVRT_AMDGCN_FENCE(name)                                                             \
-    do {                                                                                     \
-        if (order == __ATOMIC_ACQUIRE)                                                       \
-            __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, name);                                  \
-        else if (order == __ATOMIC_RELEASE)                                                  \
-            __builtin_amdgcn_fence(__ATOMIC_RELEASE, name);                                  \
-        else                                                                                 \
-            __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, name);                                  \
+#define DEVRT_AMDGCN_FENCE(name)                                                                   \
+    do {                                                                                           \
+        if (order == __ATOMIC_ACQUIRE)                                                             \
+            __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, name);                                        \
+        else if (order == __ATOMIC_RELEASE)                                                        \
+            __builtin_amdgcn_fence(__ATOMIC_RELEASE, name);                                        \
+        else                                                                                       \
+            __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, name);                                        \
     } while (0)
     switch (scope) {
     case __MEMORY_SCOPE_WVFRNT: DEVRT_AMDGCN_FENCE("wavefront"); break;

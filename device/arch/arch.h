@@ -33,52 +33,52 @@
  * LLVM 19's NVPTX back end drops the order of atomics (nvptx.h says how), so each
  * operation is issued relaxed and ordered by explicit fences of its scope.
  */
-#define devrt_atomic_load(p, order, scope)                                                   \
-    ({                                                                                       \
-        devrt_nvptx_fence_before((order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,   \
-                                 (scope));                                                   \
-        __typeof__(*(p)) devrt_value_ = __scoped_atomic_load_n((p), __ATOMIC_RELAXED, (scope)); \
-        devrt_nvptx_fence_after((order), (scope));                                           \
-        devrt_value_;                                                                        \
+#define devrt_atomic_load(p, order, scope)                                                         \
+    ({                                                                                             \
+        devrt_nvptx_fence_before((order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,         \
+                                 (scope));                                                         \
+        __typeof__(*(p)) devrt_value_ = __scoped_atomic_load_n((p), __ATOMIC_RELAXED, (scope));    \
+        devrt_nvptx_fence_after((order), (scope));                                                 \
+        devrt_value_;                                                                              \
     })
-#define devrt_atomic_store(p, v, order, scope)                                               \
-    do {                                                                                     \
-        devrt_nvptx_fence_before((order), (scope));                                          \
-        __scoped_atomic_store_n((p), (v), __ATOMIC_RELAXED, (scope));                        \
+#define devrt_atomic_store(p, v, order, scope)                                                     \
+    do {                                                                                           \
+        devrt_nvptx_fence_before((order), (scope));                                                \
+        __scoped_atomic_store_n((p), (v), __ATOMIC_RELAXED, (scope));                              \
     } while (0)
-#define DEVRT_NVPTX_RMW(op, p, v, order, scope)                                              \
-    ({                                                                                       \
-        devrt_nvptx_fence_before((order), (scope));                                          \
-        __typeof__(*(p)) devrt_old_ = op((p), (v), __ATOMIC_RELAXED, (scope));               \
-        devrt_nvptx_fence_after((order), (scope));                                           \
-        devrt_old_;                                                                          \
+#define DEVRT_NVPTX_RMW(op, p, v, order, scope)                                                    \
+    ({                                                                                             \
+        devrt_nvptx_fence_before((order), (scope));                                                \
+        __typeof__(*(p)) devrt_old_ = op((p), (v), __ATOMIC_RELAXED, (scope));                     \
+        devrt_nvptx_fence_after((order), (scope));                                                 \
+        devrt_old_;                                                                                \
     })
-#define devrt_atomic_fetch_add(p, v, order, scope)                                           \
+#define devrt_atomic_fetch_add(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(__scoped_atomic_fetch_add, p, v, order, scope)
-#define devrt_atomic_fetch_or(p, v, order, scope)                                            \
+#define devrt_atomic_fetch_or(p, v, order, scope)                                                  \
     DEVRT_NVPTX_RMW(__scoped_atomic_fetch_or, p, v, order, scope)
-#define devrt_atomic_fetch_and(p, v, order, scope)                                           \
+#define devrt_atomic_fetch_and(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(__scoped_atomic_fetch_and, p, v, order, scope)
-#define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
-    ({                                                                                       \
-        devrt_nvptx_fence_before((order), (scope));                                          \
-        bool devrt_swapped_ = __scoped_atomic_compare_exchange_n(                            \
-            (p), (expected), (desired), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED, (scope)); \
-        devrt_nvptx_fence_after((order), (scope));                                           \
-        devrt_swapped_;                                                                      \
+#define devrt_atomic_cas(p, expected, desired, order, scope)                                       \
+    ({                                                                                             \
+        devrt_nvptx_fence_before((order), (scope));                                                \
+        bool devrt_swapped_ = __scoped_atomic_compare_exchange_n(                                  \
+            (p), (expected), (desired), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED, (scope));       \
+        devrt_nvptx_fence_after((order), (scope));                                                 \
+        devrt_swapped_;                                                                            \
     })
 #define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
 #elif defined(DEVRT_TARGET_AMDGCN)
 #define devrt_atomic_load(p, order, scope) __scoped_atomic_load_n((p), (order), (scope))
 #define devrt_atomic_store(p, v, order, scope) __scoped_atomic_store_n((p), (v), (order), (scope))
-#define devrt_atomic_fetch_add(p, v, order, scope)                                           \
+#define devrt_atomic_fetch_add(p, v, order, scope)                                                 \
     __scoped_atomic_fetch_add((p), (v), (order), (scope))
-#define devrt_atomic_fetch_or(p, v, order, scope)                                            \
+#define devrt_atomic_fetch_or(p, v, order, scope)                                                  \
     __scoped_atomic_fetch_or((p), (v), (order), (scope))
-#define devrt_atomic_fetch_and(p, v, order, scope)                                           \
+#define devrt_atomic_fetch_and(p, v, order, scope)                                                 \
     __scoped_atomic_fetch_and((p), (v), (order), (scope))
-#define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
-    __scoped_atomic_compare_exchange_n((p), (expected), (desired), false, (order),           \
+#define devrt_atomic_cas(p, expected, desired, order, scope)                                       \
+    __scoped_atomic_compare_exchange_n((p), (expected), (desired), false, (order),                 \
                                        __ATOMIC_RELAXED, (scope))
 #define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
 #else
@@ -92,7 +92,7 @@
 #define devrt_atomic_fetch_add(p, v, order, scope) __atomic_fetch_add((p), (v), (order))
 #define devrt_atomic_fetch_or(p, v, order, scope) __atomic_fetch_or((p), (v), (order))
 #define devrt_atomic_fetch_and(p, v, order, scope) __atomic_fetch_and((p), (v), (order))
-#define devrt_atomic_cas(p, expected, desired, order, scope)                                 \
+#define devrt_atomic_cas(p, expected, desired, order, scope)                                       \
     __atomic_compare_exchange_n((p), (expected), (desired), false, (order), __ATOMIC_RELAXED)
 #define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
 #endif

@@ -272,7 +272,8 @@ static int emu_launch(devrt_module *module, const char *kernel,
     }
     ffi_cif cif;
     if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)arg_count, &ffi_type_void, types) != FFI_OK)
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "cannot prepare a call with %zu arguments", arg_count);
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "cannot prepare a call with %zu arguments",
+                          arg_count);
 
     struct emu_lane proto = {
         .lane = {.workgroup_size = {config->block[0], config->block[1], config->block[2]},
@@ -316,8 +317,8 @@ static void emu_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t tim
 {
     if (timeout_ms) {
         struct timespec timeout = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
-        syscall(SYS_futex, &device->doorbell->count, FUTEX_WAIT_PRIVATE, (uint32_t)armed,
-                &timeout, NULL, 0);
+        syscall(SYS_futex, &device->doorbell->count, FUTEX_WAIT_PRIVATE, (uint32_t)armed, &timeout,
+                NULL, 0);
     }
     __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_SEQ_CST);
 }

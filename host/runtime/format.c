@@ -136,32 +136,32 @@ static void emit(struct formatter *f, const char *data, int size)
  * Run the C library's snprintf on one conversion: CFORMAT has `*` for the width and `.*`
  * for the precision where the spec has them, and reads exactly VALUE's type.
  */
-#define FORMAT_ONE(f, s, cformat, value)                                                     \
-    do {                                                                                     \
-        char small_[512];                                                                    \
-        char *buf_ = small_;                                                                 \
-        int n_ = 0;                                                                            \
-        for (int pass_ = 0; pass_ < 2; ++pass_) {                                            \
-            size_t size_ = pass_ ? (size_t)n_ + 1 : sizeof small_;                           \
-            if (pass_ && !(buf_ = malloc(size_))) {                                          \
-                (f)->out->failed = true;                                                     \
-                break;                                                                       \
-            }                                                                                \
-            if ((s)->has_width && (s)->has_precision)                                        \
-                n_ = snprintf(buf_, size_, cformat, (s)->width, (s)->precision, value);      \
-            else if ((s)->has_width)                                                         \
-                n_ = snprintf(buf_, size_, cformat, (s)->width, value);                      \
-            else if ((s)->has_precision)                                                     \
-                n_ = snprintf(buf_, size_, cformat, (s)->precision, value);                  \
-            else                                                                             \
-                n_ = snprintf(buf_, size_, cformat, value);                                  \
-            if (n_ < 0 || (size_t)n_ < size_) {                                              \
-                emit((f), buf_, n_);                                                         \
-                break;                                                                       \
-            }                                                                                \
-        }                                                                                    \
-        if (buf_ != small_)                                                                  \
-            free(buf_);                                                                      \
+#define FORMAT_ONE(f, s, cformat, value)                                                           \
+    do {                                                                                           \
+        char small_[512];                                                                          \
+        char *buf_ = small_;                                                                       \
+        int n_ = 0;                                                                                \
+        for (int pass_ = 0; pass_ < 2; ++pass_) {                                                  \
+            size_t size_ = pass_ ? (size_t)n_ + 1 : sizeof small_;                                 \
+            if (pass_ && !(buf_ = malloc(size_))) {                                                \
+                (f)->out->failed = true;                                                           \
+                break;                                                                             \
+            }                                                                                      \
+            if ((s)->has_width && (s)->has_precision)                                              \
+                n_ = snprintf(buf_, size_, cformat, (s)->width, (s)->precision, value);            \
+            else if ((s)->has_width)                                                               \
+                n_ = snprintf(buf_, size_, cformat, (s)->width, value);                            \
+            else if ((s)->has_precision)                                                           \
+                n_ = snprintf(buf_, size_, cformat, (s)->precision, value);                        \
+            else                                                                                   \
+                n_ = snprintf(buf_, size_, cformat, value);                                        \
+            if (n_ < 0 || (size_t)n_ < size_) {                                                    \
+                emit((f), buf_, n_);                                                               \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        if (buf_ != small_)                                                                        \
+            free(buf_);                                                                            \
     } while (0)
 
 /* The spec with its length modifier replaced by LENGTH, for a value of that C type. */
@@ -196,12 +196,12 @@ static void format_integer(struct formatter *f, const struct spec *s, uint64_t b
     if (length_is(s, "hh") || length_is(s, "h") || length_is(s, "")) {
         c_format(s, "", s->conversion, cformat);
         if (is_signed) {
-            int v = length_is(s, "hh") ? (signed char)bits
+            int v = length_is(s, "hh")  ? (signed char)bits
                     : length_is(s, "h") ? (short)bits
                                         : (int)(int64_t)bits;
             FORMAT_ONE(f, s, cformat, v);
         } else {
-            unsigned v = length_is(s, "hh") ? (unsigned char)bits
+            unsigned v = length_is(s, "hh")  ? (unsigned char)bits
                          : length_is(s, "h") ? (unsigned short)bits
                                              : (unsigned)bits;
             FORMAT_ONE(f, s, cformat, v);
@@ -238,14 +238,16 @@ static void format_string(struct formatter *f, const struct spec *s,
 static bool length_fits(const struct spec *s)
 {
     switch (s->conversion) {
-    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-        return !length_is(s, "L");
-    case 'c': case 's':
-        return length_is(s, "") || length_is(s, "l");
-    case 'p':
-        return length_is(s, "");
-    default: /* floating point */
-        return length_is(s, "") || length_is(s, "l") || length_is(s, "L");
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X': return !length_is(s, "L");
+    case 'c':
+    case 's': return length_is(s, "") || length_is(s, "l");
+    case 'p': return length_is(s, "");
+    default: /* floating point */ return length_is(s, "") || length_is(s, "l") || length_is(s, "L");
     }
 }
 
@@ -276,8 +278,7 @@ static void convert(struct formatter *f, struct spec *s)
     }
     if (s->has_precision && s->precision > DEVRT_FORMAT_MAX_WIDTH) {
         as_written(f, s);
-        problem(f, s, "precision %d is over the limit of %d", s->precision,
-                DEVRT_FORMAT_MAX_WIDTH);
+        problem(f, s, "precision %d is over the limit of %d", s->precision, DEVRT_FORMAT_MAX_WIDTH);
         return;
     }
     const struct devrt_format_arg *a = take(f, s, "value");
@@ -287,13 +288,18 @@ static void convert(struct formatter *f, struct spec *s)
     }
     if (!length_fits(s)) {
         as_written(f, s);
-        problem(f, s, "the length modifier \"%s\" does not go with %%%c", s->length,
-                s->conversion);
+        problem(f, s, "the length modifier \"%s\" does not go with %%%c", s->length, s->conversion);
         return;
     }
     size_t index = f->next;
     switch (s->conversion) {
-    case 'd': case 'i': case 'u': case 'o': case 'x': case 'X': case 'c':
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X':
+    case 'c':
         if (!is_integer(a->tag))
             break;
         if (s->conversion == 'c') {
@@ -304,7 +310,14 @@ static void convert(struct formatter *f, struct spec *s)
             format_integer(f, s, a->value);
         }
         return;
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A': {
         if (a->tag != DEVRT_OUTPUT_F64)
             break;
         double v;
@@ -323,8 +336,8 @@ static void convert(struct formatter *f, struct spec *s)
         if (a->tag == DEVRT_OUTPUT_STR || (a->tag == DEVRT_OUTPUT_PTR && a->value == 0)) {
             format_string(f, s, a);
             if (a->flags & DEVRT_OUTPUT_TRUNCATED)
-                problem(f, s, "argument %zu was cut at %u bytes (too long, or unterminated)",
-                        index, DEVRT_PRINTF_MAX_STRING);
+                problem(f, s, "argument %zu was cut at %u bytes (too long, or unterminated)", index,
+                        DEVRT_PRINTF_MAX_STRING);
             return;
         }
         break;

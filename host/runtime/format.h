@@ -48,7 +48,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
  * prints to OUT. Returns 0, or -1 with WHY: a malformed message prints nothing, a
  * misfit format prints what devrt_format says.
  */
-int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
-                        struct devrt_text *out, char *why, size_t why_size);
+int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length, struct devrt_text *out,
+                        char *why, size_t why_size);
 
 #endif

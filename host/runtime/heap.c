@@ -49,8 +49,7 @@ static void lay_out_classes(struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COU
         uint32_t align = size & -size;
         layout->block_size = size;
         layout->bitmap_words = words;
-        layout->data_offset =
-            (uint32_t)align_up(sizeof(struct devrt_slab) + 4 * words, align);
+        layout->data_offset = (uint32_t)align_up(sizeof(struct devrt_slab) + 4 * words, align);
         layout->block_count = (DEVRT_HEAP_SLAB_BYTES - layout->data_offset) / size;
         layout->reciprocal = ((1u << 24) + size / 16 - 1) / (size / 16);
     }
@@ -63,9 +62,10 @@ int devrt_heap_attach(devrt_module *module)
     struct devrt_module_heap *h = &module->heap;
     h->max_bytes = align_up(device->heap_max_bytes ? device->heap_max_bytes : DEFAULT_MAX_BYTES,
                             DEVRT_HEAP_SLAB_BYTES);
-    size_t initial = device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
-    h->initial_bytes = align_up(initial < h->max_bytes ? initial : h->max_bytes,
-                                DEVRT_HEAP_SLAB_BYTES);
+    size_t initial =
+        device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
+    h->initial_bytes =
+        align_up(initial < h->max_bytes ? initial : h->max_bytes, DEVRT_HEAP_SLAB_BYTES);
 
     uint32_t capacity = (uint32_t)(h->max_bytes / DEVRT_HEAP_SLAB_BYTES);
     uint32_t lookup_size = 2;

@@ -108,7 +108,8 @@ static int hsa_copy(devrt_device *device, void *dst, const void *src, size_t siz
 static int hsa_open(devrt_device *device, int index)
 {
     if (hsa_init() != HSA_STATUS_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: the runtime did not start (no AMD GPU driver?)");
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE,
+                          "HSA: the runtime did not start (no AMD GPU driver?)");
     struct hsa_backend *b = calloc(1, sizeof *b);
     if (!b) {
         hsa_shut_down();
@@ -187,20 +188,21 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
     if (status == HSA_STATUS_SUCCESS)
         status = hsa_code_object_reader_create_from_memory(image, (size_t)size, &m->reader);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
-                                           NULL, &m->executable);
+        status = hsa_executable_create_alt(
+            HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &m->executable);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
+        status =
+            hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
     if (status == HSA_STATUS_SUCCESS)
         status = hsa_executable_freeze(m->executable, NULL);
     hsa_executable_symbol_t symbol;
     uint64_t address = 0;
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu,
-                                                   &symbol);
+        status =
+            hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu, &symbol);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_symbol_get_info(
-            symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &address);
+        status = hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+                                                &address);
     free(image);
     if (status != HSA_STATUS_SUCCESS) {
         if (m && m->executable.handle)
@@ -208,8 +210,10 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
         if (m && m->reader.handle)
             hsa_code_object_reader_destroy(m->reader);
         free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: not a loadable devrt code object for this GPU "
-                          "(does it link devrt-amdgcn.bc?)", path);
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: not a loadable devrt code object for this GPU "
+                          "(does it link devrt-amdgcn.bc?)",
+                          path);
     }
     *state_variable = (struct devrt_state **)(uintptr_t)address;
     module->backend = m;
@@ -246,16 +250,17 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
     hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
                                    &kernarg_size);
-    hsa_executable_symbol_get_info(
-        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &group_size);
-    hsa_executable_symbol_get_info(
-        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &private_size);
+    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                                   &group_size);
+    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                   &private_size);
 
     /* Explicit arguments in C layout, each at its natural alignment; hidden ones zeroed. */
     size_t offset = 0;
     for (size_t i = 0; i < arg_count; ++i)
         offset = (offset + arg_size(args[i].type) - 1) / arg_size(args[i].type) *
-                     arg_size(args[i].type) + arg_size(args[i].type);
+                     arg_size(args[i].type) +
+                 arg_size(args[i].type);
     if (offset > kernarg_size)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s takes %u bytes of arguments, got %zu",
                           kernel, kernarg_size, offset);

@@ -76,8 +76,8 @@ static bool next_record(struct reader *r, struct record *out, char *why, size_t 
     return true;
 }
 
-int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
-                        struct devrt_text *out, char *why, size_t why_size)
+int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length, struct devrt_text *out,
+                        char *why, size_t why_size)
 {
     struct reader r = {data, length / 8, 0};
     struct record rec;
@@ -126,8 +126,8 @@ int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
             snprintf(why, why_size, "more than %u printf arguments", DEVRT_FORMAT_MAX_ARGS);
             return -1;
         }
-        args[count++] = (struct devrt_format_arg){rec.tag, rec.flags, rec.value, rec.data,
-                                                  rec.length};
+        args[count++] =
+            (struct devrt_format_arg){rec.tag, rec.flags, rec.value, rec.data, rec.length};
     }
     if (format.flags & DEVRT_OUTPUT_NULL) {
         devrt_text_append(out, "(null)", 6);

@@ -69,8 +69,8 @@ static int attach_state(devrt_module *module)
     module->channel = ops->alloc(device, sizeof *c, DEVRT_MEMORY_DEVICE);
     module->state = ops->alloc(device, sizeof *module->state, DEVRT_MEMORY_DEVICE);
     module->ports = calloc(ports, sizeof *module->ports);
-    if (!c->locks || !c->outbox || !c->inbox || !c->buffers || !module->channel ||
-        !module->state || !module->ports) {
+    if (!c->locks || !c->outbox || !c->inbox || !c->buffers || !module->channel || !module->state ||
+        !module->ports) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);
     }
@@ -185,9 +185,9 @@ static void describe_exception(devrt_module *module, const char *kernel,
     }
     int n = snprintf(report->text, sizeof report->text,
                      "kernel %s raised %s at workgroup (%u,%u,%u) workitem (%u,%u,%u)", kernel,
-                     devrt_exception_name(report->code), report->workgroup[0],
-                     report->workgroup[1], report->workgroup[2], report->workitem[0],
-                     report->workitem[1], report->workitem[2]);
+                     devrt_exception_name(report->code), report->workgroup[0], report->workgroup[1],
+                     report->workgroup[2], report->workitem[0], report->workitem[1],
+                     report->workitem[2]);
     size_t used = (size_t)n < sizeof report->text ? (size_t)n : sizeof report->text - 1;
     if (report->message[0])
         used += (size_t)snprintf(report->text + used, sizeof report->text - used, ": %s",

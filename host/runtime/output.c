@@ -59,8 +59,8 @@ static int serve(struct devrt_request *request, const char *what)
         else if (m->arg != DEVRT_OUTPUT_CONTEXT_RAW && m->arg != DEVRT_OUTPUT_CONTEXT_PRINTF)
             snprintf(why, sizeof why, "unknown output context %u", m->arg);
         else
-            rendered = devrt_output_render(request->opcode, m->data, m->length, &text, why,
-                                           sizeof why);
+            rendered =
+                devrt_output_render(request->opcode, m->data, m->length, &text, why, sizeof why);
         if (rendered != 0 && status == 0) {
             snprintf(request->error, sizeof request->error, "%s, lane %u: %s", what, lane, why);
             status = -1;

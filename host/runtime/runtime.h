@@ -31,8 +31,9 @@ struct devrt_backend_ops {
     int (*load)(devrt_module *module, const char *path, struct devrt_state ***state_variable);
     void (*unload)(devrt_module *module);
     /* Run a kernel to completion. */
-    int (*launch)(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
-                  const struct devrt_arg *args, size_t arg_count);
+    int (*launch)(devrt_module *module, const char *kernel,
+                  const struct devrt_launch_config *config, const struct devrt_arg *args,
+                  size_t arg_count);
     /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
     uint64_t (*arm_doorbell)(devrt_device *device);
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
@@ -107,11 +108,11 @@ struct devrt_module {
     FILE *output_file;
     devrt_output_fn *output_fn;
     void *output_context;
-    struct devrt_state **state_variable; /* device address of __devrt_state */
-    struct devrt_state *state;           /* device memory */
-    struct devrt_rpc_channel *channel;   /* device memory, what the device reads */
+    struct devrt_state **state_variable;   /* device address of __devrt_state */
+    struct devrt_state *state;             /* device memory */
+    struct devrt_rpc_channel *channel;     /* device memory, what the device reads */
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
-    struct devrt_port_state *ports;      /* the server's, one per port */
+    struct devrt_port_state *ports;        /* the server's, one per port */
     struct devrt_module_heap heap;
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;

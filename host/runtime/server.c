@@ -343,7 +343,8 @@ int devrt_register_hostcall(devrt_device *device, uint32_t service, devrt_hostca
                             void *context)
 {
     if (!device || !fn)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_register_hostcall: no device or function");
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_register_hostcall: no device or function");
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
     int status = DEVRT_SUCCESS;

@@ -42,8 +42,8 @@ enum devrt_exception_code {
  *   bits 55..40  workitem, flattened within its workgroup
  *   bits 39..0   workgroup, flattened within the grid
  */
-#define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                      \
-    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                     \
+#define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                            \
+    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                           \
      ((uint64_t)(workgroup)&0xffffffffffull))
 #define DEVRT_EXCEPTION_WORD_CODE(word) ((uint32_t)((word) >> 56))
 #define DEVRT_EXCEPTION_WORD_WORKITEM(word) ((uint32_t)(((word) >> 40) & 0xffffu))

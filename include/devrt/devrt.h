@@ -81,7 +81,8 @@ extern "C" {
 #endif
 
 #define DEVRT_FUNCTION(ret, name, params) DEVRT_DEVICE_FUNCTION ret name params;
-#define DEVRT_NORETURN(name, params) DEVRT_DEVICE_FUNCTION __attribute__((noreturn)) void name params;
+#define DEVRT_NORETURN(name, params)                                                               \
+    DEVRT_DEVICE_FUNCTION __attribute__((noreturn)) void name params;
 #define DEVRT_VARIABLE(type, name) extern DEVRT_DEVICE_VARIABLE type name;
 #include "symbols.def"
 #undef DEVRT_FUNCTION
@@ -100,7 +101,7 @@ extern "C" {
  * Host code (the stubs) sees the plain declarations only.
  */
 #if !defined(DEVRT_TARGET_HOST) && !defined(DEVRT_NO_PRINTF_MACRO)
-#define DEVRT_PRINTF_APPEND(state, x)                                                        \
+#define DEVRT_PRINTF_APPEND(state, x)                                                              \
     _Generic((x),                                                                            \
         _Bool: devrt_printf_append_u64,                                                      \
         char: devrt_printf_append_i64,                                                       \
@@ -121,8 +122,13 @@ extern "C" {
         const char *: devrt_printf_append_str,                                               \
         default: devrt_printf_append_ptr)((state), (x))
 
-#define DEVRT_PRINTF_PICK(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...) n
-#define DEVRT_PRINTF_COUNT(...) DEVRT_PRINTF_PICK(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
+#define DEVRT_PRINTF_PICK(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15,    \
+                          _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29,    \
+                          _30, _31, _32, n, ...)                                                   \
+    n
+#define DEVRT_PRINTF_COUNT(...)                                                                    \
+    DEVRT_PRINTF_PICK(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, \
+                      16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
 #define DEVRT_PRINTF_CAT_(a, b) a##b
 #define DEVRT_PRINTF_CAT(a, b) DEVRT_PRINTF_CAT_(a, b)
 #define DEVRT_PRINTF_APPLY_1(s, a) DEVRT_PRINTF_APPEND(s, a)
@@ -134,71 +140,126 @@ extern "C" {
 #define DEVRT_PRINTF_APPLY_7(s, a, ...) DEVRT_PRINTF_APPLY_6(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
 #define DEVRT_PRINTF_APPLY_8(s, a, ...) DEVRT_PRINTF_APPLY_7(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
 #define DEVRT_PRINTF_APPLY_9(s, a, ...) DEVRT_PRINTF_APPLY_8(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_10(s, a, ...) DEVRT_PRINTF_APPLY_9(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_11(s, a, ...) DEVRT_PRINTF_APPLY_10(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_12(s, a, ...) DEVRT_PRINTF_APPLY_11(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_13(s, a, ...) DEVRT_PRINTF_APPLY_12(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_14(s, a, ...) DEVRT_PRINTF_APPLY_13(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_15(s, a, ...) DEVRT_PRINTF_APPLY_14(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_16(s, a, ...) DEVRT_PRINTF_APPLY_15(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_17(s, a, ...) DEVRT_PRINTF_APPLY_16(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_18(s, a, ...) DEVRT_PRINTF_APPLY_17(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_19(s, a, ...) DEVRT_PRINTF_APPLY_18(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_20(s, a, ...) DEVRT_PRINTF_APPLY_19(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_21(s, a, ...) DEVRT_PRINTF_APPLY_20(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_22(s, a, ...) DEVRT_PRINTF_APPLY_21(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_23(s, a, ...) DEVRT_PRINTF_APPLY_22(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_24(s, a, ...) DEVRT_PRINTF_APPLY_23(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_25(s, a, ...) DEVRT_PRINTF_APPLY_24(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_26(s, a, ...) DEVRT_PRINTF_APPLY_25(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_27(s, a, ...) DEVRT_PRINTF_APPLY_26(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_28(s, a, ...) DEVRT_PRINTF_APPLY_27(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_29(s, a, ...) DEVRT_PRINTF_APPLY_28(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_30(s, a, ...) DEVRT_PRINTF_APPLY_29(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_31(s, a, ...) DEVRT_PRINTF_APPLY_30(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
-#define DEVRT_PRINTF_APPLY_32(s, a, ...) DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_10(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_9(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_11(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_10(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_12(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_11(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_13(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_12(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_14(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_13(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_15(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_14(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_16(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_15(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_17(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_16(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_18(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_17(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_19(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_18(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_20(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_19(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_21(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_20(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_22(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_21(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_23(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_22(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_24(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_23(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_25(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_24(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_26(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_25(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_27(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_26(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_28(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_27(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_29(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_28(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_30(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_29(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_31(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_30(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#define DEVRT_PRINTF_APPLY_32(s, a, ...)                                                           \
+    DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
 #define DEVRT_PRINTF_BEGIN(c, f) devrt_printf_begin(&(struct devrt_printf_state){0}, (c), (f))
 #define DEVRT_PRINTF_0(c, f) devrt_printf_end(DEVRT_PRINTF_BEGIN(c, f))
-#define DEVRT_PRINTF_1(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_1(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_2(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_2(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_3(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_3(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_4(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_4(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_5(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_5(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_6(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_6(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_7(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_7(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_8(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_8(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_9(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_9(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_10(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_10(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_11(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_11(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_12(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_12(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_13(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_13(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_14(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_14(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_15(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_15(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_16(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_16(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_17(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_17(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_18(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_18(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_19(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_19(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_20(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_20(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_21(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_21(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_22(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_22(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_23(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_23(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_24(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_24(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_25(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_25(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_26(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_26(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_27(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_27(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_28(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_28(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_29(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_29(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_30(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_30(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_31(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
-#define DEVRT_PRINTF_32(c, f, ...) devrt_printf_end(DEVRT_PRINTF_APPLY_32(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_1(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_1(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_2(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_2(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_3(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_3(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_4(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_4(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_5(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_5(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_6(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_6(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_7(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_7(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_8(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_8(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_9(c, f, ...)                                                                  \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_9(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_10(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_10(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_11(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_11(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_12(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_12(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_13(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_13(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_14(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_14(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_15(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_15(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_16(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_16(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_17(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_17(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_18(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_18(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_19(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_19(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_20(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_20(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_21(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_21(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_22(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_22(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_23(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_23(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_24(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_24(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_25(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_25(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_26(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_26(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_27(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_27(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_28(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_28(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_29(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_29(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_30(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_30(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_31(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_32(c, f, ...)                                                                 \
+    devrt_printf_end(DEVRT_PRINTF_APPLY_32(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
 /* printf to an output context (devrt_output_context(), devrt_printf_output_context()). */
-#define devrt_output_printf(context, ...)                                                    \
+#define devrt_output_printf(context, ...)                                                          \
     DEVRT_PRINTF_CAT(DEVRT_PRINTF_, DEVRT_PRINTF_COUNT(__VA_ARGS__))((context), __VA_ARGS__)
 #define devrt_printf(...) devrt_output_printf(devrt_printf_output_context(), __VA_ARGS__)
 #endif
 
 /* Raise an exception with a message and the caller's source location. */
-#define DEVRT_THROW(code, message)                                                           \
+#define DEVRT_THROW(code, message)                                                                 \
     devrt_signal_exception_at((code), (message), __FILE__, (uint32_t)__LINE__, 0)
 
 #endif

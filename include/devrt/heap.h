@@ -23,8 +23,8 @@
 #define DEVRT_HEAP_LARGE_OFFSET 4096u
 
 struct devrt_slab {
-    uint32_t size_class;  /* a class, or DEVRT_HEAP_LARGE_CLASS */
-    uint32_t block_size;  /* bytes per block (large: the whole block) */
+    uint32_t size_class; /* a class, or DEVRT_HEAP_LARGE_CLASS */
+    uint32_t block_size; /* bytes per block (large: the whole block) */
     uint32_t block_count;
     uint32_t free_count;  /* blocks not reserved; allocators reserve before they claim */
     uint32_t data_offset; /* from the slab's start to its first block */
@@ -43,17 +43,17 @@ struct devrt_heap_class {
 };
 
 struct devrt_heap {
-    uint64_t current[DEVRT_HEAP_CLASS_COUNT];    /* the slab each class allocates from */
+    uint64_t current[DEVRT_HEAP_CLASS_COUNT];   /* the slab each class allocates from */
     uint32_t grow_lock[DEVRT_HEAP_CLASS_COUNT]; /* one wave at a time finds a class a slab */
     uint32_t slab_count;
     uint32_t slab_capacity;
-    uint64_t *slabs;        /* slab_capacity slab addresses in order of creation */
-    uint32_t *lookup;       /* open addressing set of slab numbers (address >> SLAB_SHIFT);
-                               0 is empty. 32 bits cover 48-bit addresses. */
-    uint32_t lookup_mask;   /* lookup holds lookup_mask + 1 entries */
+    uint64_t *slabs;      /* slab_capacity slab addresses in order of creation */
+    uint32_t *lookup;     /* open addressing set of slab numbers (address >> SLAB_SHIFT);
+                             0 is empty. 32 bits cover 48-bit addresses. */
+    uint32_t lookup_mask; /* lookup holds lookup_mask + 1 entries */
     uint32_t reserved;
-    uint64_t max_block;     /* the largest allocation the heap serves */
-    uint64_t bytes_in_use;  /* block bytes handed out and not freed */
+    uint64_t max_block;    /* the largest allocation the heap serves */
+    uint64_t bytes_in_use; /* block bytes handed out and not freed */
     uint64_t failed_allocations;
 };
 

@@ -19,15 +19,15 @@ extern "C" {
 enum devrt_status {
     DEVRT_SUCCESS = 0,
     DEVRT_ERROR_INVALID_ARGUMENT,
-    DEVRT_ERROR_NO_DEVICE,       /* the backend is absent or sees no device */
+    DEVRT_ERROR_NO_DEVICE, /* the backend is absent or sees no device */
     DEVRT_ERROR_OUT_OF_MEMORY,
-    DEVRT_ERROR_IMAGE,           /* the image cannot be read or loaded */
-    DEVRT_ERROR_ABI_MISMATCH,    /* the image's device library speaks another ABI */
+    DEVRT_ERROR_IMAGE,        /* the image cannot be read or loaded */
+    DEVRT_ERROR_ABI_MISMATCH, /* the image's device library speaks another ABI */
     DEVRT_ERROR_NO_KERNEL,
     DEVRT_ERROR_LAUNCH,
-    DEVRT_ERROR_EXCEPTION,       /* the kernel raised an exception (see the report) */
-    DEVRT_ERROR_DEVICE_REQUEST,  /* the kernel sent a malformed request (see the report) */
-    DEVRT_ERROR_BACKEND          /* the backend's own API failed */
+    DEVRT_ERROR_EXCEPTION,      /* the kernel raised an exception (see the report) */
+    DEVRT_ERROR_DEVICE_REQUEST, /* the kernel sent a malformed request (see the report) */
+    DEVRT_ERROR_BACKEND         /* the backend's own API failed */
 };
 
 enum devrt_backend {
@@ -95,19 +95,20 @@ struct devrt_device_options {
 };
 
 struct devrt_heap_stats {
-    uint64_t bytes_in_use;       /* bytes of blocks allocated and not freed */
-    uint64_t bytes_reserved;     /* device memory the heap holds */
+    uint64_t bytes_in_use;   /* bytes of blocks allocated and not freed */
+    uint64_t bytes_reserved; /* device memory the heap holds */
     uint64_t max_bytes;
     uint32_t slabs;
-    uint64_t failed_allocations; /* allocations that returned NULL, sizes past the maximum included */
+    uint64_t
+        failed_allocations; /* allocations that returned NULL, sizes past the maximum included */
 };
 
 /* Device memory that kernels and the host can both read and write. */
 void *devrt_mem_alloc(devrt_device *device, size_t size);
 void devrt_mem_free(devrt_device *device, void *ptr);
 
-int devrt_device_open(enum devrt_backend backend, int index, const struct devrt_device_options *options,
-                      devrt_device **device);
+int devrt_device_open(enum devrt_backend backend, int index,
+                      const struct devrt_device_options *options, devrt_device **device);
 void devrt_device_close(devrt_device *device);
 enum devrt_backend devrt_device_backend(const devrt_device *device);
 const char *devrt_backend_name(enum devrt_backend backend);
@@ -145,7 +146,8 @@ void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn,
  * starts clean.
  */
 int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
-                 const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report);
+                 const struct devrt_arg *args, size_t arg_count,
+                 struct devrt_launch_report *report);
 
 /* The module's device heap, as the device last left it. */
 int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats);

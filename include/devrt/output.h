@@ -49,7 +49,7 @@ enum devrt_output_flags {
     DEVRT_OUTPUT_NULL = 1u << 1       /* a string argument that was a null pointer */
 };
 
-#define DEVRT_OUTPUT_TAG_WORD(tag, flags, length)                                            \
+#define DEVRT_OUTPUT_TAG_WORD(tag, flags, length)                                                  \
     ((uint64_t)(tag) | ((uint64_t)(flags) << 8) | ((uint64_t)(length) << 32))
 #define DEVRT_OUTPUT_WORD_TAG(word) ((uint32_t)((word)&0xffu))
 #define DEVRT_OUTPUT_WORD_FLAGS(word) ((uint32_t)(((word) >> 8) & 0xffu))

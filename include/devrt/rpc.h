@@ -44,8 +44,8 @@ enum devrt_rpc_opcode {
     DEVRT_RPC_ECHO = 1,     /* reply: the message's length and a checksum; tests and benches */
     DEVRT_RPC_HOSTCALL = 2, /* a service an embedding runtime registered by number */
     DEVRT_RPC_HEAP_GROW = 3,
-    DEVRT_RPC_OUTPUT = 4,   /* raw bytes for the module's output */
-    DEVRT_RPC_PRINTF = 5,   /* a format string and its typed arguments */
+    DEVRT_RPC_OUTPUT = 4, /* raw bytes for the module's output */
+    DEVRT_RPC_PRINTF = 5, /* a format string and its typed arguments */
     DEVRT_RPC_OPCODE_END
 };
 
@@ -92,11 +92,11 @@ struct devrt_rpc_doorbell {
 };
 
 struct devrt_rpc_channel {
-    uint32_t port_count; /* a power of two */
-    uint32_t wave_size;  /* lanes per wave on the attached device; bounds lane_mask */
-    uint32_t *locks;     /* device memory, one bit per port */
-    uint32_t *outbox;    /* host-visible, port_count words */
-    uint32_t *inbox;     /* host-visible, port_count words */
+    uint32_t port_count;              /* a power of two */
+    uint32_t wave_size;               /* lanes per wave on the attached device; bounds lane_mask */
+    uint32_t *locks;                  /* device memory, one bit per port */
+    uint32_t *outbox;                 /* host-visible, port_count words */
+    uint32_t *inbox;                  /* host-visible, port_count words */
     struct devrt_rpc_buffer *buffers; /* host-visible, port_count buffers */
     struct devrt_rpc_doorbell *doorbell; /* host-visible */
 };

@@ -11,14 +11,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            failures++;                                                                      \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 struct block {
@@ -78,7 +78,8 @@ static void test_stress(uint32_t groups, uint32_t block, uint32_t per_lane, uint
         CHECK(s.bytes_in_use >= live, "round %u: %" PRIu64 " bytes in use, %" PRIu64 " asked for",
               round, s.bytes_in_use, live);
 
-        struct devrt_arg check[] = {DEVRT_ARG_PTR(blocks), DEVRT_ARG_UINT(per_lane), DEVRT_ARG_PTR(bad)};
+        struct devrt_arg check[] = {DEVRT_ARG_PTR(blocks), DEVRT_ARG_UINT(per_lane),
+                                    DEVRT_ARG_PTR(bad)};
         CHECK(devrt_launch(module, "check_and_free", &config, check, 3, NULL) == DEVRT_SUCCESS,
               "%s", devrt_last_error());
         CHECK(*bad == 0, "round %u: %u blocks lost their pattern", round, *bad);
@@ -134,7 +135,8 @@ static void test_exhaustion(void)
         if (round == 0)
             first = *count;
         else
-            CHECK(*count == first, "after freeing everything, %u blocks fit, not %u", *count, first);
+            CHECK(*count == first, "after freeing everything, %u blocks fit, not %u", *count,
+                  first);
         struct devrt_arg free_args[] = {DEVRT_ARG_PTR(blocks), DEVRT_ARG_UINT(*count)};
         CHECK(devrt_launch(module, "free_all", &one, free_args, 2, NULL) == DEVRT_SUCCESS, "%s",
               devrt_last_error());

@@ -25,14 +25,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            failures++;                                                                      \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static devrt_device *device;
@@ -95,9 +95,9 @@ static const char *pick(const char *const *choices, size_t n)
 /* The expected text, from the C library, with the very types the kernel passes. */
 static int expected(char *out, size_t size, const struct printf_entry *e)
 {
-#define EXPECT(v)                                                                            \
-    (e->stars == 0   ? snprintf(out, size, e->format, v)                                     \
-     : e->stars == 1 ? snprintf(out, size, e->format, e->star[0], v)                         \
+#define EXPECT(v)                                                                                  \
+    (e->stars == 0   ? snprintf(out, size, e->format, v)                                           \
+     : e->stars == 1 ? snprintf(out, size, e->format, e->star[0], v)                               \
                      : snprintf(out, size, e->format, e->star[0], e->star[1], v))
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -162,11 +162,29 @@ static void generate(struct printf_entry *e, char *format, size_t size, uint32_t
         length = PICK(int_lengths);
     else if (is_float)
         length = PICK(float_lengths);
-    static const int64_t ints[] = {0, 1, -1, 7, -42, 127, 128, 255, 256, -129, 32767, -32768,
-                                   65535, 2147483647, -2147483647 - 1, 4294967295ll,
-                                   4294967296ll, INT64_MAX, INT64_MIN, 0x123456789abcdefll};
-    static const double doubles[] = {0.0, -0.0, 1.0, -1.5, 0.1, 123.456, 1e-300, 1e300,
-                                     4.9e-324, 2.5e-5, 9.999999, 0.5, 1e21, -1e-7, 3.14159265358979};
+    static const int64_t ints[] = {0,
+                                   1,
+                                   -1,
+                                   7,
+                                   -42,
+                                   127,
+                                   128,
+                                   255,
+                                   256,
+                                   -129,
+                                   32767,
+                                   -32768,
+                                   65535,
+                                   2147483647,
+                                   -2147483647 - 1,
+                                   4294967295ll,
+                                   4294967296ll,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   0x123456789abcdefll};
+    static const double doubles[] = {0.0,      -0.0,   1.0,   -1.5,     0.1,
+                                     123.456,  1e-300, 1e300, 4.9e-324, 2.5e-5,
+                                     9.999999, 0.5,    1e21,  -1e-7,    3.14159265358979};
     if (conversion == '%') {
         e->kind = K_NONE;
         e->stars = 0;
@@ -184,9 +202,11 @@ static void generate(struct printf_entry *e, char *format, size_t size, uint32_t
     } else if (is_float) {
         e->kind = length[0] == 'L' ? K_LDOUBLE : K_DOUBLE;
         uint32_t r = rnd(20);
-        e->value.d = r < 15 ? doubles[r] * (rnd(2) ? 1 : -1)
-                     : r == 15 ? INFINITY : r == 16 ? -INFINITY : r == 17 ? NAN
-                                                                : (double)rnd(1000000) / 997.0;
+        e->value.d = r < 15    ? doubles[r] * (rnd(2) ? 1 : -1)
+                     : r == 15 ? INFINITY
+                     : r == 16 ? -INFINITY
+                     : r == 17 ? NAN
+                               : (double)rnd(1000000) / 997.0;
     } else if (conversion == 'c') {
         e->kind = K_INT;
         e->value.i = 33 + rnd(94);
@@ -207,9 +227,14 @@ static uint32_t parse_id(const char *unit)
 
 static void test_formats(uint32_t count)
 {
-    static const char *const pool[] = {"", "a", "hello", "hello, world", "with %d inside",
-                                       "tabs\tand\nnewlines", "0123456789abcdefghijklmnopqrstuvwxyz"
-                                                              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"};
+    static const char *const pool[] = {"",
+                                       "a",
+                                       "hello",
+                                       "hello, world",
+                                       "with %d inside",
+                                       "tabs\tand\nnewlines",
+                                       "0123456789abcdefghijklmnopqrstuvwxyz"
+                                       "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"};
     size_t nstrings = sizeof pool / sizeof *pool;
     /* Everything the kernel reads lives in memory the device can see. */
     char **strings = malloc(nstrings * sizeof *strings);
@@ -244,8 +269,8 @@ static void test_formats(uint32_t count)
         if (strcmp(captured.units[i], want[id]) != 0 && wrong++ < 20)
             fprintf(stderr, "entry %u (%s, kind %u, stars %u [%d %d]): got '%s', snprintf '%s'\n",
                     id, entries[id].variadic ? "variadic" : "macro", entries[id].kind,
-                    entries[id].stars, entries[id].star[0], entries[id].star[1],
-                    captured.units[i], want[id]);
+                    entries[id].stars, entries[id].star[0], entries[id].star[1], captured.units[i],
+                    want[id]);
     }
     CHECK(wrong == 0, "%u of %u conversions differ from snprintf", wrong, count);
     printf("%u generated conversions, %u differ from snprintf\n", count, wrong);
@@ -382,8 +407,8 @@ static void bad_case(uint32_t which, const char *output, const char *report_part
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "bad", &config, args, 2, &report);
     const char *got = captured.count == 1 ? captured.units[0] : "(no unit)";
-    CHECK(captured.count == 1 && strcmp(got, output) == 0, "case %u: output '%.60s', expected '%.60s'",
-          which, got, output);
+    CHECK(captured.count == 1 && strcmp(got, output) == 0,
+          "case %u: output '%.60s', expected '%.60s'", which, got, output);
     if (report_part) {
         CHECK(status == DEVRT_ERROR_DEVICE_REQUEST && strstr(report.text, report_part),
               "case %u: status %d, report '%s' lacks '%s'", which, status, report.text,

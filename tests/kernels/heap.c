@@ -19,7 +19,8 @@ static uint64_t lane_id(void)
 /* Mostly small sizes, some up to the largest class, a few large blocks up to 1 MiB. */
 static uint64_t size_for(uint64_t lane, uint32_t i, uint32_t seed)
 {
-    uint64_t h = (lane * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull) ^ seed;
+    uint64_t h =
+        (lane * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull) ^ seed;
     h ^= h >> 31;
     uint32_t kind = (uint32_t)(h % 100);
     if (kind < 85)

@@ -8,21 +8,21 @@ static uint64_t flat_id(void)
     return devrt_global_id(DEVRT_X);
 }
 
-#define CALL(...)                                                                            \
-    do {                                                                                     \
-        if (e->variadic)                                                                     \
-            (devrt_printf)(e->format, __VA_ARGS__);                                          \
-        else                                                                                 \
-            devrt_printf(e->format, __VA_ARGS__);                                            \
+#define CALL(...)                                                                                  \
+    do {                                                                                           \
+        if (e->variadic)                                                                           \
+            (devrt_printf)(e->format, __VA_ARGS__);                                                \
+        else                                                                                       \
+            devrt_printf(e->format, __VA_ARGS__);                                                  \
     } while (0)
-#define BY_STARS(v)                                                                          \
-    do {                                                                                     \
-        if (e->stars == 0)                                                                   \
-            CALL(v);                                                                         \
-        else if (e->stars == 1)                                                              \
-            CALL(e->star[0], v);                                                             \
-        else                                                                                 \
-            CALL(e->star[0], e->star[1], v);                                                 \
+#define BY_STARS(v)                                                                                \
+    do {                                                                                           \
+        if (e->stars == 0)                                                                         \
+            CALL(v);                                                                               \
+        else if (e->stars == 1)                                                                    \
+            CALL(e->star[0], v);                                                                   \
+        else                                                                                       \
+            CALL(e->star[0], e->star[1], v);                                                       \
     } while (0)
 
 /* Entry i: one generated format and its value, by the macro or the variadic function. */

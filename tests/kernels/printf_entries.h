@@ -9,8 +9,8 @@ enum printf_kind { K_INT, K_UINT, K_LL, K_ULL, K_DOUBLE, K_LDOUBLE, K_STR, K_PTR
 
 struct printf_entry {
     const char *format;
-    uint32_t kind;     /* enum printf_kind */
-    uint32_t stars;    /* `*` arguments before the value: 0, 1 or 2 */
+    uint32_t kind;  /* enum printf_kind */
+    uint32_t stars; /* `*` arguments before the value: 0, 1 or 2 */
     int32_t star[2];
     uint32_t variadic; /* through (devrt_printf) rather than the macro */
     uint32_t pad;

@@ -8,12 +8,12 @@
 #include <devrt/rpc.h>
 
 enum rogue_kind {
-    ROGUE_NONE,          /* a well-formed request: the control */
-    ROGUE_OPCODE,        /* an opcode nobody serves */
-    ROGUE_LENGTH,        /* a message longer than the protocol allows */
-    ROGUE_LANE_MASK,     /* lanes the wave does not have */
-    ROGUE_FLAGS,         /* flag bits that mean nothing */
-    ROGUE_TRUNCATED,     /* the last packet, before the stated length */
+    ROGUE_NONE,      /* a well-formed request: the control */
+    ROGUE_OPCODE,    /* an opcode nobody serves */
+    ROGUE_LENGTH,    /* a message longer than the protocol allows */
+    ROGUE_LANE_MASK, /* lanes the wave does not have */
+    ROGUE_FLAGS,     /* flag bits that mean nothing */
+    ROGUE_TRUNCATED, /* the last packet, before the stated length */
 };
 
 DEVRT_KERNEL void rogue(uint32_t kind, uint32_t *status, uint32_t *followed)

@@ -15,8 +15,8 @@ static uint64_t fnv1a(const uint8_t *data, uint32_t size)
 static uint64_t flat_id(void)
 {
     return devrt_global_id(DEVRT_X) +
-           devrt_grid_size(DEVRT_X) * (devrt_global_id(DEVRT_Y) +
-                                       devrt_grid_size(DEVRT_Y) * devrt_global_id(DEVRT_Z));
+           devrt_grid_size(DEVRT_X) *
+               (devrt_global_id(DEVRT_Y) + devrt_grid_size(DEVRT_Y) * devrt_global_id(DEVRT_Z));
 }
 
 /* Each lane echoes `rounds` messages of up to max_length bytes with its own pattern. */

@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mode = data[0];
     ++data, --size;
     if (mode < 2) {
-        devrt_output_render(mode == 0 ? DEVRT_RPC_PRINTF : DEVRT_RPC_OUTPUT, data, size, &text,
-                            why, sizeof why);
+        devrt_output_render(mode == 0 ? DEVRT_RPC_PRINTF : DEVRT_RPC_OUTPUT, data, size, &text, why,
+                            sizeof why);
         devrt_text_free(&text);
         return 0;
     }

@@ -278,15 +278,9 @@ int main(int argc, char **argv)
     opterr = 0; /* the messages below name the program the same however it was run */
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 's':
-            push(&stub_archives, optarg);
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
+        case 'j': json = true; break;
+        case 's': push(&stub_archives, optarg); break;
+        case 'h': fputs(usage, stdout); return 0;
         case ':':
             fprintf(stderr, "devrt-leaks: option '%s' needs an argument\n", argv[optind - 1]);
             fputs(usage, stderr);

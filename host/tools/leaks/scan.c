@@ -348,12 +348,8 @@ static int scan_archive(struct scan *s, Elf *archive, size_t size)
         name = header && header->ar_name ? header->ar_name : "?";
 
         switch (elf_kind(member)) {
-        case ELF_K_ELF:
-            rc = scan_object(s, member, name);
-            break;
-        case ELF_K_AR:
-            rc = fail(s, name, "archives inside archives are not read");
-            break;
+        case ELF_K_ELF: rc = scan_object(s, member, name); break;
+        case ELF_K_AR: rc = fail(s, name, "archives inside archives are not read"); break;
         default:
             /* The index ("/") and long-name ("//") members are the archive's own. */
             if (name[0] != '/' && s->visitor->skipped)
@@ -385,12 +381,8 @@ int devrt_leaks_scan(void *image, size_t size, const struct devrt_leaks_visitor 
         return fail(&s, NULL, "cannot read: %s", elf_errmsg(-1));
     }
     switch (elf_kind(elf)) {
-    case ELF_K_ELF:
-        rc = scan_object(&s, elf, NULL);
-        break;
-    case ELF_K_AR:
-        rc = scan_archive(&s, elf, size);
-        break;
+    case ELF_K_ELF: rc = scan_object(&s, elf, NULL); break;
+    case ELF_K_AR: rc = scan_archive(&s, elf, size); break;
     default:
         if (size >= SELFMAG && memcmp(image, ELFMAG, SELFMAG) == 0)
             rc = fail(&s, NULL, "truncated or malformed ELF header");

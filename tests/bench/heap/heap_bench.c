@@ -24,8 +24,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: heap_bench IMAGE [emu|hsa]\n");
         return 2;
     }
-    enum devrt_backend backend = argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA
-                                                                      : DEVRT_BACKEND_EMU;
+    enum devrt_backend backend =
+        argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA : DEVRT_BACKEND_EMU;
     devrt_device *device;
     devrt_module *module;
     if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||

@@ -22,7 +22,8 @@ DEVRT_KERNEL void all_functions(uint64_t *out, uint32_t which)
               devrt_workgroup_id(DEVRT_X) + devrt_workitem_id(DEVRT_Y) +
               (uint64_t)(uintptr_t)devrt_kernel_state();
     devrt_barrier();
-    out[id + 1] = (uint64_t)(uintptr_t)every_symbol[which % (sizeof every_symbol / sizeof every_symbol[0])];
+    out[id + 1] =
+        (uint64_t)(uintptr_t)every_symbol[which % (sizeof every_symbol / sizeof every_symbol[0])];
     if (which == 1)
         devrt_signal_exception();
     if (which == 2)

@@ -24,8 +24,8 @@ void __ockl_dm_dealloc(uint64_t address);
 /* printf as clang lowers it for hostcall printf: begin, the format, the arguments. */
 uint64_t __ockl_printf_begin(uint64_t version);
 uint64_t __ockl_printf_append_args(uint64_t desc, uint32_t count, uint64_t a0, uint64_t a1,
-                                   uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
-                                   uint64_t a6, uint32_t is_last);
+                                   uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+                                   uint32_t is_last);
 uint64_t __ockl_printf_append_string_n(uint64_t desc, const char *s, uint64_t length,
                                        uint32_t is_last);
 
