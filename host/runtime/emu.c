@@ -115,6 +115,10 @@ static int emu_load(devrt_module *module, const char *path, struct devrt_state *
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    /* An image is a file: without a slash dlopen would search the library path instead. */
+    char local[4096];
+    if (!strchr(path, '/') && snprintf(local, sizeof local, "./%s", path) < (int)sizeof local)
+        path = local;
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) {
         free(m);
