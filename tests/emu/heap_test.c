@@ -9,17 +9,7 @@
 
 #include <devrt/host.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "harness.h"
 
 struct block {
     uint8_t *ptr;
@@ -180,24 +170,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: heap_test IMAGE TEST [emu|hsa|cuda]\n");
         return 2;
     }
-    enum devrt_backend backend = DEVRT_BACKEND_EMU;
-    if (argc > 3 && !strcmp(argv[3], "hsa"))
-        backend = DEVRT_BACKEND_HSA;
-    else if (argc > 3 && !strcmp(argv[3], "cuda"))
-        backend = DEVRT_BACKEND_CUDA;
+    enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
     const char *test = argv[2];
     struct devrt_device_options options = {0};
     if (!strcmp(test, "exhaustion"))
         options.heap_initial_bytes = options.heap_max_bytes = 4u << 20;
-    int status = devrt_device_open(backend, 0, &options, &device);
-    if (status == DEVRT_ERROR_NO_DEVICE) {
-        printf("skipped: %s\n", devrt_last_error());
-        return 77;
-    }
-    if (status != DEVRT_SUCCESS || devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "heap_test: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code = harness_open(backend, &options, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     if (!strcmp(test, "stress"))
         test_stress(32, 64, 4, 4); /* 2048 lanes, 8192 live blocks, four launches each way */
     else if (!strcmp(test, "divergent"))

@@ -19,21 +19,9 @@
 
 #include <devrt/host.h>
 
+#include "harness.h"
+
 #include "printf_entries.h"
-
-#define SKIP 77
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static devrt_device *device;
 static devrt_module *module;
@@ -455,20 +443,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: printf_test IMAGE TEST [emu|hsa|cuda]\n");
         return 2;
     }
-    enum devrt_backend backend = DEVRT_BACKEND_EMU;
-    if (argc > 3 && !strcmp(argv[3], "hsa"))
-        backend = DEVRT_BACKEND_HSA;
-    else if (argc > 3 && !strcmp(argv[3], "cuda"))
-        backend = DEVRT_BACKEND_CUDA;
-    int status = devrt_device_open(backend, 0, NULL, &device);
-    if (status == DEVRT_ERROR_NO_DEVICE) {
-        printf("skipped: %s\n", devrt_last_error());
-        return SKIP;
-    }
-    if (status != DEVRT_SUCCESS || devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "printf_test: %s\n", devrt_last_error());
-        return 1;
-    }
+    enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
+    int exit_code = harness_open(backend, NULL, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     devrt_module_set_output_callback(module, on_output, &captured);
     const char *test = argv[2];
     if (!strcmp(test, "formats"))

@@ -8,21 +8,9 @@
 #include <string.h>
 
 #include <devrt/host.h>
+
+#include "harness.h"
 #include <devrt/rpc.h>
-
-#define SKIP 77
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            failures++;                                                                      \
-        }                                                                                    \
-    } while (0)
 
 static devrt_device *device;
 static devrt_module *module;
@@ -41,7 +29,8 @@ static void test_echo(uint32_t groups, uint32_t block, uint32_t max_length, uint
     struct devrt_launch_config config = grid1(groups, block);
     int status = devrt_launch(module, "echo", &config, args, 4, NULL);
     CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
-    CHECK(counts[0] == 0, "%u of %u round trips came back wrong", counts[0], groups * block * rounds);
+    CHECK(counts[0] == 0, "%u of %u round trips came back wrong", counts[0],
+          groups * block * rounds);
     CHECK(counts[1] == groups * block, "%u of %u lanes finished", counts[1], groups * block);
     devrt_mem_free(device, counts);
 }
@@ -205,7 +194,8 @@ static void test_divergent(void)
 static void test_rogue(uint32_t kind, const char *expected)
 {
     uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
-    struct devrt_arg args[] = {DEVRT_ARG_UINT(kind), DEVRT_ARG_PTR(&out[0]), DEVRT_ARG_PTR(&out[1])};
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(kind), DEVRT_ARG_PTR(&out[0]),
+                               DEVRT_ARG_PTR(&out[1])};
     struct devrt_launch_config config = grid1(1, 1);
     struct devrt_launch_report report;
     devrt_module_set_report_file(module, NULL);
@@ -229,24 +219,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rpc_test IMAGE TEST [emu|hsa|cuda]\n");
         return 2;
     }
-    enum devrt_backend backend = DEVRT_BACKEND_EMU;
-    if (argc > 3 && !strcmp(argv[3], "hsa"))
-        backend = DEVRT_BACKEND_HSA;
-    else if (argc > 3 && !strcmp(argv[3], "cuda"))
-        backend = DEVRT_BACKEND_CUDA;
+    enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
     /* Fewer ports than live lanes, so that every port is contended. */
     struct devrt_device_options options = {.rpc_ports = 64};
-    int status = devrt_device_open(backend, 0, &options, &device);
-    if (status == DEVRT_ERROR_NO_DEVICE) {
-        printf("skipped: %s\n", devrt_last_error());
-        return SKIP;
-    }
-    if (status != DEVRT_SUCCESS) {
-        fprintf(stderr, "cannot open the device: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code = harness_open(backend, &options, argv[1], &device, NULL);
+    if (exit_code)
+        return exit_code;
     const char *test = argv[2];
-    status = devrt_module_load(device, argv[1], &module);
+    int status = devrt_module_load(device, argv[1], &module);
     if (!strcmp(test, "abi_mismatch")) {
         CHECK(status == DEVRT_ERROR_ABI_MISMATCH, "status %d", status);
         CHECK(strstr(devrt_last_error(), "ABI version 99") != NULL, "message: %s",
@@ -256,9 +236,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot load %s: %s\n", argv[1], devrt_last_error());
         return 1;
     } else if (!strcmp(test, "echo")) {
-        test_echo(64, 64, 64, 4);         /* 4096 lanes, one or two packets each */
+        test_echo(64, 64, 64, 4); /* 4096 lanes, one or two packets each */
     } else if (!strcmp(test, "stream")) {
-        test_echo(8, 32, 4096, 3);        /* up to 65 packets per message */
+        test_echo(8, 32, 4096, 3); /* up to 65 packets per message */
     } else if (!strcmp(test, "hostcall")) {
         test_hostcall();
     } else if (!strcmp(test, "exception")) {

@@ -1,0 +1,64 @@
+/*
+ * What the test programs share: a check that counts failures, and opening the backend a
+ * test runs on, so that one program serves the emu, hardware and nvptx labels.
+ */
+#ifndef DEVRT_TEST_HARNESS_H
+#define DEVRT_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include <devrt/host.h>
+
+/* CTest's code for a test that cannot run here: the backend sees no device. */
+#define HARNESS_SKIP 77
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* The backend a test program's optional argument names: emu (the default), hsa or cuda. */
+static inline enum devrt_backend harness_backend(const char *name)
+{
+    if (name && !strcmp(name, "hsa"))
+        return DEVRT_BACKEND_HSA;
+    if (name && !strcmp(name, "cuda"))
+        return DEVRT_BACKEND_CUDA;
+    return DEVRT_BACKEND_EMU;
+}
+
+/*
+ * Open device 0 of the backend and load the image. Returns 0, or the status the program
+ * must exit with: HARNESS_SKIP when the backend has no device, 1 on any other failure.
+ */
+static inline int harness_open(enum devrt_backend backend,
+                               const struct devrt_device_options *options, const char *image,
+                               devrt_device **device, devrt_module **module)
+{
+    int status = devrt_device_open(backend, 0, options, device);
+    if (status == DEVRT_ERROR_NO_DEVICE) {
+        printf("skipped: %s\n", devrt_last_error());
+        return HARNESS_SKIP;
+    }
+    if (status != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open the %s device: %s\n", devrt_backend_name(backend),
+                devrt_last_error());
+        return 1;
+    }
+    if (module && devrt_module_load(*device, image, module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot load %s: %s\n", image, devrt_last_error());
+        devrt_device_close(*device);
+        return 1;
+    }
+    return 0;
+}
+
+#endif
