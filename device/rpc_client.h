@@ -88,10 +88,14 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *ch
                                                     uint32_t index, uint32_t outbox)
 {
     uint32_t *inbox = &DEVRT_ARCH_READ_ONLY(channel)->inbox[index];
-    while (devrt_atomic_load(inbox, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM) != outbox)
+    /*
+     * Every poll is an acquire load, so the one that sees the hand-back synchronizes with
+     * the server's release of the port by itself: a second load after the loop would be
+     * another read of host memory, a PCIe round trip of a microsecond or more on a
+     * discrete GPU (measured on the H200: docs/performance.md).
+     */
+    while (devrt_atomic_load(inbox, __ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM) != outbox)
         devrt_arch_sleep();
-    /* Polls stay relaxed; this load synchronizes with the server's release of the port. */
-    (void)devrt_atomic_load(inbox, __ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
 }
 
 static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)

@@ -3,7 +3,7 @@
  * percentile) with one lane and with many, requests per second with every port busy, and
  * the server thread's CPU time while a kernel runs without requests.
  *
- *   rpc_bench IMAGE [emu|hsa|cuda]
+ *   rpc_bench IMAGE [emu|hsa|cuda [PORTS]]
  *
  * On a GPU (hsa, cuda) the latency rows are one lane, one whole wave, and every wave of a
  * grid that fills the GPU; the emulation backend's waves are one lane wide.
@@ -84,7 +84,7 @@ static void latency(devrt_module *module, devrt_device *device, const char *what
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda]\n");
+        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda [PORTS]]\n");
         return 2;
     }
     enum devrt_backend backend = DEVRT_BACKEND_EMU;
@@ -94,13 +94,16 @@ int main(int argc, char **argv)
         backend = DEVRT_BACKEND_CUDA;
     devrt_device *device;
     devrt_module *module;
-    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||
+    /* PORTS: the number of RPC ports (a power of two; default: the backend's). */
+    struct devrt_device_options options = {.rpc_ports = argc > 3 ? strtoul(argv[3], NULL, 0) : 0};
+    if (devrt_device_open(backend, 0, &options, &device) != DEVRT_SUCCESS ||
         devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
         fprintf(stderr, "rpc_bench: %s\n", devrt_last_error());
         return 1;
     }
-    printf("| measure (%s backend) | median us | p99 us |\n|---|---|---|\n",
-           devrt_backend_name(backend));
+    printf("| measure (%s backend%s%s%s) | median us | p99 us |\n|---|---|---|\n",
+           devrt_backend_name(backend), argc > 3 ? ", " : "", argc > 3 ? argv[3] : "",
+           argc > 3 ? " ports" : "");
     uint32_t lanes = 4096, rounds = 16, block = 64;
     if (backend == DEVRT_BACKEND_EMU) {
         latency(module, device, "1 lane calling", 1, 1, 2000);

@@ -1,0 +1,512 @@
+/*
+ * The CUDA backend: NVIDIA GPUs (sm_70 and newer) through the CUDA driver API.
+ *
+ * - Images are PTX text (kernels linked with devrt-nvptx.bc); the driver compiles them for
+ *   the GPU at load (cuModuleLoadDataEx), and __devrt_state is found with
+ *   cuModuleGetGlobal.
+ * - Device memory (the state block, the port locks) comes from cuMemAlloc. Host-visible
+ *   memory (mailboxes, buffers, the doorbell, devrt_mem_alloc) is page-locked host memory
+ *   mapped into the device's address space (cuMemHostAlloc with DEVICEMAP); the runtime
+ *   needs unified addressing, under which the device sees it at the host's address.
+ * - Kernels run on a stream of their own that does not synchronize with the legacy
+ *   default stream, and the runtime's copies use another, so that the server can read
+ *   device memory while a kernel waits for it.
+ * - The driver library is opened with dlopen when a device is opened, not linked: one
+ *   build runs on machines without an NVIDIA driver, where opening a device fails with
+ *   DEVRT_ERROR_NO_DEVICE and the nvptx tests skip.
+ *
+ * The doorbell. A GPU cannot interrupt a host thread the way an HSA signal does, so the
+ * device sets a word in host memory (doorbell->count) after each request and the server
+ * polls it while it waits: first by spinning for DEVRT_CUDA_SPIN_NS, which covers the gap
+ * between the requests of a busy kernel, then by sleeping for a time that doubles from
+ * 2 us up to DEVRT_CUDA_MAX_SLEEP_NS (1 ms). A kernel that sends nothing therefore costs
+ * the server about a thousand short wake-ups a second, and the first request after a
+ * quiet spell waits at most about a millisecond.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "runtime.h"
+
+#define DEVRT_CUDA_SPIN_NS 100000ull
+#define DEVRT_CUDA_MIN_SLEEP_NS 2000ull
+#define DEVRT_CUDA_MAX_SLEEP_NS 1000000ull
+
+/* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
+#define DEVRT_CUDA_FUNCTIONS(X)                                                              \
+    X(cuInit)                                                                                \
+    X(cuGetErrorString)                                                                      \
+    X(cuDeviceGetCount)                                                                      \
+    X(cuDeviceGet)                                                                           \
+    X(cuDeviceGetName)                                                                       \
+    X(cuDeviceGetAttribute)                                                                  \
+    X(cuDevicePrimaryCtxRetain)                                                              \
+    X(cuDevicePrimaryCtxRelease)                                                             \
+    X(cuDevicePrimaryCtxSetFlags)                                                            \
+    X(cuCtxSetCurrent)                                                                       \
+    X(cuStreamCreate)                                                                        \
+    X(cuStreamDestroy)                                                                       \
+    X(cuStreamSynchronize)                                                                   \
+    X(cuMemAlloc)                                                                            \
+    X(cuMemFree)                                                                             \
+    X(cuMemsetD8Async)                                                                       \
+    X(cuMemHostAlloc)                                                                        \
+    X(cuMemFreeHost)                                                                         \
+    X(cuMemHostGetDevicePointer)                                                             \
+    X(cuMemcpyAsync)                                                                         \
+    X(cuMemcpyDtoHAsync)                                                                     \
+    X(cuMemcpyHtoDAsync)                                                                     \
+    X(cuPointerGetAttribute)                                                                 \
+    X(cuModuleLoadDataEx)                                                                    \
+    X(cuModuleUnload)                                                                        \
+    X(cuModuleGetGlobal)                                                                     \
+    X(cuModuleGetFunction)                                                                   \
+    X(cuLaunchKernel)
+
+/* cuda.h renames some functions to versioned symbols (cuMemAlloc is cuMemAlloc_v2). */
+#define DEVRT_CUDA_NAME_(name) #name
+#define DEVRT_CUDA_NAME(name) DEVRT_CUDA_NAME_(name)
+
+static struct {
+#define X(fn) __typeof__(fn) *fn;
+    DEVRT_CUDA_FUNCTIONS(X)
+#undef X
+#if CUDA_VERSION >= 12040
+    __typeof__(cuFuncGetParamInfo) *param_info; /* optional: checks the arguments */
+#endif
+    void *library;
+    char error[256];
+} cu;
+
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+
+static void open_driver(void)
+{
+    cu.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cu.library) {
+        snprintf(cu.error, sizeof cu.error, "no NVIDIA driver (%s)", dlerror());
+        return;
+    }
+#define X(fn)                                                                                \
+    cu.fn = (__typeof__(cu.fn))dlsym(cu.library, DEVRT_CUDA_NAME(fn));                       \
+    if (!cu.fn) {                                                                            \
+        snprintf(cu.error, sizeof cu.error, "the NVIDIA driver lacks %s", DEVRT_CUDA_NAME(fn)); \
+        dlclose(cu.library);                                                                 \
+        cu.library = NULL;                                                                   \
+        return;                                                                              \
+    }
+    DEVRT_CUDA_FUNCTIONS(X)
+#undef X
+#if CUDA_VERSION >= 12040
+    cu.param_info = (__typeof__(cu.param_info))dlsym(cu.library, "cuFuncGetParamInfo");
+#endif
+}
+
+struct cuda_backend {
+    CUdevice device;
+    CUcontext context;
+    CUstream launch; /* kernels */
+    CUstream copy;   /* the runtime's copies and fills */
+    char name[256];
+};
+
+struct cuda_module {
+    CUmodule module;
+};
+
+static int cuda_failed(int status, CUresult result, const char *what)
+{
+    const char *text = NULL;
+    if (cu.cuGetErrorString)
+        cu.cuGetErrorString(result, &text);
+    return devrt_fail(status, "CUDA: %s: %s (%d)", what, text ? text : "unknown error",
+                      (int)result);
+}
+
+/* Every thread that calls the driver (the caller's, the server's) binds the context. */
+static struct cuda_backend *bind(devrt_device *device)
+{
+    struct cuda_backend *b = device->backend;
+    cu.cuCtxSetCurrent(b->context);
+    return b;
+}
+
+static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
+{
+    struct cuda_backend *b = bind(device);
+    if (memory == DEVRT_MEMORY_DEVICE) {
+        CUdeviceptr ptr = 0;
+        if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
+            return NULL;
+        if (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS ||
+            cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS) {
+            cu.cuMemFree(ptr);
+            return NULL;
+        }
+        return (void *)(uintptr_t)ptr;
+    }
+    void *ptr = NULL;
+    if (cu.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+        CUDA_SUCCESS)
+        return NULL;
+    /* Under unified addressing the device sees the memory at the host's address. */
+    CUdeviceptr mapped = 0;
+    if (cu.cuMemHostGetDevicePointer(&mapped, ptr, 0) != CUDA_SUCCESS ||
+        (void *)(uintptr_t)mapped != ptr) {
+        cu.cuMemFreeHost(ptr);
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;
+}
+
+static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
+{
+    if (!ptr)
+        return;
+    bind(device);
+    if (memory == DEVRT_MEMORY_DEVICE)
+        cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
+    else
+        cu.cuMemFreeHost(ptr);
+}
+
+/*
+ * Is [address, address + size) inside one allocation the driver knows (device memory, a
+ * module's globals, or mapped host memory)? A unified copy would take an address it does
+ * not know for pageable host memory and fault on it.
+ */
+static int known_range(uintptr_t address, size_t size, bool *host)
+{
+    CUdeviceptr start = 0;
+    size_t length = 0;
+    unsigned int type = 0;
+    CUdeviceptr ptr = (CUdeviceptr)address;
+    if (cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) != CUDA_SUCCESS)
+        return -1;
+    /* Where the driver can say how far the allocation reaches, the copy must stay inside. */
+    if (cu.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) ==
+            CUDA_SUCCESS &&
+        cu.cuPointerGetAttribute(&length, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) == CUDA_SUCCESS &&
+        (address < start || size > length || address - start > length - size))
+        return -1;
+    *host = type == CU_MEMORYTYPE_HOST;
+    return 0;
+}
+
+/*
+ * A copy between host memory and the device address `device_side` (src when reading, dst
+ * when writing). Where the driver cannot place the address, the copy names its direction
+ * (device to host, host to device): the driver then refuses an address that is no device
+ * memory with an error instead of reading or writing the host's.
+ */
+static int copy(devrt_device *device, void *dst, const void *src, size_t size, bool read)
+{
+    if (size == 0)
+        return 0;
+    struct cuda_backend *b = bind(device);
+    bool host = false;
+    CUresult r;
+    if (known_range((uintptr_t)(read ? src : dst), size, &host) == 0) {
+        if (host) {
+            memcpy(dst, src, size);
+            return 0;
+        }
+        r = cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, size,
+                             b->copy);
+    } else if (read) {
+        r = cu.cuMemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, size, b->copy);
+    } else {
+        r = cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size, b->copy);
+    }
+    if (r != CUDA_SUCCESS || cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)
+        return -1;
+    return 0;
+}
+
+static int cuda_read(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    return copy(device, dst, src, size, true);
+}
+
+static int cuda_write(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    return copy(device, dst, src, size, false);
+}
+
+static int cuda_open(devrt_device *device, int index)
+{
+    pthread_once(&cu_once, open_driver);
+    if (!cu.library)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: %s", cu.error);
+    CUresult r = cu.cuInit(0);
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_NO_DEVICE, r, "the driver did not start (no NVIDIA GPU?)");
+    int count = 0;
+    cu.cuDeviceGetCount(&count);
+    if (index < 0 || index >= count)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: no NVIDIA GPU %d (found %d)", index, count);
+
+    struct cuda_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the CUDA backend");
+    int major = 0, unified = 0, maps = 0, warp = 32;
+    r = cu.cuDeviceGet(&b->device, index);
+    if (r == CUDA_SUCCESS) {
+        cu.cuDeviceGetName(b->name, sizeof b->name, b->device);
+        cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device);
+        cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, b->device);
+        cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->device);
+        cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, b->device);
+    }
+    if (r != CUDA_SUCCESS) {
+        free(b);
+        return cuda_failed(DEVRT_ERROR_NO_DEVICE, r, "cannot open the device");
+    }
+    if (major < 7 || !unified || !maps) {
+        int status = devrt_fail(DEVRT_ERROR_NO_DEVICE,
+                                "CUDA: %s lacks what devrt needs (sm_70 or newer, unified "
+                                "addressing, mapped host memory)", b->name);
+        free(b);
+        return status;
+    }
+    /*
+     * The launching thread sleeps until its kernel is done instead of spinning a core; it
+     * fails harmlessly when the primary context is active already with other flags.
+     */
+    cu.cuDevicePrimaryCtxSetFlags(b->device, CU_CTX_SCHED_BLOCKING_SYNC);
+    r = cu.cuDevicePrimaryCtxRetain(&b->context, b->device);
+    if (r != CUDA_SUCCESS) {
+        free(b);
+        return cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot take the device's primary context");
+    }
+    cu.cuCtxSetCurrent(b->context);
+    device->backend = b;
+    device->wave_size = (uint32_t)warp;
+    r = cu.cuStreamCreate(&b->launch, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = cu.cuStreamCreate(&b->copy, CU_STREAM_NON_BLOCKING);
+    device->doorbell =
+        r == CUDA_SUCCESS ? cuda_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST) : NULL;
+    if (!device->doorbell) {
+        int failure = r != CUDA_SUCCESS ? cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot create streams")
+                                        : devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY,
+                                                     "CUDA: no mapped host memory for the doorbell");
+        if (b->launch)
+            cu.cuStreamDestroy(b->launch);
+        if (b->copy)
+            cu.cuStreamDestroy(b->copy);
+        cu.cuDevicePrimaryCtxRelease(b->device);
+        free(b);
+        device->backend = NULL;
+        return failure;
+    }
+    return DEVRT_SUCCESS;
+}
+
+static void cuda_close(devrt_device *device)
+{
+    struct cuda_backend *b = bind(device);
+    cuda_free(device, device->doorbell, DEVRT_MEMORY_HOST);
+    cu.cuStreamDestroy(b->launch);
+    cu.cuStreamDestroy(b->copy);
+    cu.cuDevicePrimaryCtxRelease(b->device);
+    free(b);
+}
+
+static int cuda_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+{
+    bind(module->device);
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot open", path);
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    rewind(file);
+    /* PTX is text, and the driver wants it NUL-terminated. */
+    char *image = size > 0 ? malloc((size_t)size + 1) : NULL;
+    bool read_ok = image && fread(image, 1, (size_t)size, file) == (size_t)size;
+    fclose(file);
+    if (!read_ok) {
+        free(image);
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot read", path);
+    }
+    image[size] = '\0';
+
+    struct cuda_module *m = calloc(1, sizeof *m);
+    if (!m) {
+        free(image);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    }
+    char log[2048] = "";
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    CUresult r = cu.cuModuleLoadDataEx(&m->module, image, 2, options, values);
+    free(image);
+    if (r != CUDA_SUCCESS) {
+        free(m);
+        if (!log[0]) {
+            cuda_failed(DEVRT_ERROR_IMAGE, r, "cuModuleLoadDataEx");
+            snprintf(log, sizeof log, "%s", devrt_last_error());
+        }
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the driver cannot load it as PTX: %s", path, log);
+    }
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+    r = cu.cuModuleGetGlobal(&address, &bytes, m->module, DEVRT_STATE_SYMBOL);
+    if (r != CUDA_SUCCESS || bytes != sizeof(struct devrt_state *)) {
+        cu.cuModuleUnload(m->module);
+        free(m);
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: no %s in it (does it link devrt-nvptx.bc?)", path, DEVRT_STATE_SYMBOL);
+    }
+    *state_variable = (struct devrt_state **)(uintptr_t)address;
+    module->backend = m;
+    return DEVRT_SUCCESS;
+}
+
+static void cuda_unload(devrt_module *module)
+{
+    struct cuda_module *m = module->backend;
+    bind(module->device);
+    cu.cuModuleUnload(m->module);
+    free(m);
+}
+
+static size_t arg_size(enum devrt_arg_type type)
+{
+    return type == DEVRT_ARG_I32 || type == DEVRT_ARG_U32 || type == DEVRT_ARG_F32 ? 4 : 8;
+}
+
+/* With a driver that can tell (CUDA 12.4 and newer), refuse arguments that do not fit. */
+static int check_args(CUfunction function, const char *kernel, const struct devrt_arg *args,
+                      size_t arg_count)
+{
+#if CUDA_VERSION >= 12040
+    if (!cu.param_info)
+        return DEVRT_SUCCESS;
+    size_t i = 0, offset = 0, size = 0;
+    for (; cu.param_info(function, i, &offset, &size) == CUDA_SUCCESS; ++i)
+        if (i < arg_count && size != arg_size(args[i].type))
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "%s: argument %zu is %zu bytes, got %zu", kernel, i, size,
+                              arg_size(args[i].type));
+    if (i != arg_count)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s takes %zu arguments, got %zu", kernel,
+                          i, arg_count);
+#else
+    (void)function;
+    (void)kernel;
+    (void)args;
+    (void)arg_count;
+#endif
+    return DEVRT_SUCCESS;
+}
+
+static int cuda_launch(devrt_module *module, const char *kernel,
+                       const struct devrt_launch_config *config, const struct devrt_arg *args,
+                       size_t arg_count)
+{
+    struct cuda_backend *b = bind(module->device);
+    struct cuda_module *m = module->backend;
+    CUfunction function;
+    if (cu.cuModuleGetFunction(&function, m->module, kernel) != CUDA_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    int status = check_args(function, kernel, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    void *params[arg_count ? arg_count : 1];
+    for (size_t i = 0; i < arg_count; ++i)
+        params[i] = (void *)&args[i].value; /* the driver copies each at launch */
+    CUresult r = cu.cuLaunchKernel(function, config->grid[0], config->grid[1], config->grid[2],
+                                   config->block[0], config->block[1], config->block[2], 0,
+                                   b->launch, params, NULL);
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, kernel);
+    r = cu.cuStreamSynchronize(b->launch);
+    if (r != CUDA_SUCCESS) {
+        /* A fault is sticky: the driver refuses the context's later work too. */
+        char what[600];
+        snprintf(what, sizeof what, "kernel %s failed (the device must be reopened)", kernel);
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, what);
+    }
+    return DEVRT_SUCCESS;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static uint64_t cuda_arm_doorbell(devrt_device *device)
+{
+    (void)device;
+    return 0;
+}
+
+/* See the top of this file: spin, then sleep for longer and longer, until rung or timed out. */
+static void cuda_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+{
+    (void)armed;
+    if (!timeout_ms)
+        return;
+    static _Thread_local bool slack_set;
+    if (!slack_set) {
+        /* Sleeps of microseconds, not the default 50 us of timer slack. */
+        prctl(PR_SET_TIMERSLACK, 1000ul, 0ul, 0ul, 0ul);
+        slack_set = true;
+    }
+    uint32_t *word = &device->doorbell->count;
+    uint64_t start = now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
+    uint64_t elapsed = 0, sleep = DEVRT_CUDA_MIN_SLEEP_NS;
+    while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
+        elapsed = now_ns() - start;
+        if (elapsed >= limit)
+            return;
+        if (elapsed < DEVRT_CUDA_SPIN_NS) {
+            relax();
+            continue;
+        }
+        struct timespec pause = {0, (long)sleep};
+        nanosleep(&pause, NULL);
+        sleep = sleep * 2 < DEVRT_CUDA_MAX_SLEEP_NS ? sleep * 2 : DEVRT_CUDA_MAX_SLEEP_NS;
+    }
+    /* A full barrier: the server's next look at the ports comes after the clear. */
+    __atomic_exchange_n(word, 0u, __ATOMIC_SEQ_CST);
+}
+
+static void cuda_ring_doorbell(devrt_device *device)
+{
+    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
+}
+
+const struct devrt_backend_ops devrt_cuda_backend = {
+    .kind = DEVRT_BACKEND_CUDA,
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .read = cuda_read,
+    .write = cuda_write,
+    .load = cuda_load,
+    .unload = cuda_unload,
+    .launch = cuda_launch,
+    .arm_doorbell = cuda_arm_doorbell,
+    .wait_doorbell = cuda_wait_doorbell,
+    .ring_doorbell = cuda_ring_doorbell,
+};
