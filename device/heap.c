@@ -14,15 +14,14 @@
 #include "rpc_client.h"
 
 #define SLAB_MASK ((uint64_t)DEVRT_HEAP_SLAB_BYTES - 1)
-static bool is_leader(void)
+/*
+ * Lanes that cooperate name each other by a mask taken once: on a GPU whose lanes are
+ * scheduled independently (NVPTX), the active mask read later may be another set.
+ */
+static uint64_t broadcast_u64(uint64_t lanes, uint64_t value)
 {
-    return devrt_arch_rank_in(devrt_arch_active_mask()) == 0;
-}
-
-static uint64_t broadcast_u64(uint64_t value)
-{
-    return (uint64_t)devrt_arch_read_first((uint32_t)(value >> 32)) << 32 |
-           devrt_arch_read_first((uint32_t)value);
+    return (uint64_t)devrt_arch_read_first_sync(lanes, (uint32_t)(value >> 32)) << 32 |
+           devrt_arch_read_first_sync(lanes, (uint32_t)value);
 }
 
 static uint32_t lookup_slot(const struct devrt_heap *heap, uint32_t number)
@@ -67,11 +66,11 @@ static struct devrt_slab *request_slab(uint32_t block_size)
     struct devrt_rpc_port port = devrt_rpc_acquire();
     struct devrt_rpc_packet *packet = &port.buffer->packet[devrt_arch_lane_id()];
     *(struct devrt_rpc_first_packet *)packet = (struct devrt_rpc_first_packet){0, block_size};
-    port.outbox = devrt_rpc_post(port.channel, port.buffer, port.index, port.outbox,
-                                 DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
+    port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox, port.lanes,
+                                    DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
     devrt_rpc_wait(port.channel, port.index, port.outbox);
     uint64_t slab = port.buffer->header.flags == DEVRT_RPC_OK ? packet->word[0] : 0;
-    devrt_rpc_release(port.channel, port.index);
+    devrt_rpc_release_in(port.channel, port.index, port.lanes);
     return (struct devrt_slab *)(uintptr_t)slab;
 }
 
@@ -205,21 +204,22 @@ static uint32_t nth_bit(uint32_t bits, uint32_t n)
  * Serve every active lane from slabs of one class (or, for a large block, one lane from
  * a slab of its own); lanes the heap cannot serve get NULL.
  */
-static void *allocate_group(struct devrt_heap *heap, uint32_t size_class, uint32_t block_size)
+static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t size_class,
+                            uint32_t block_size)
 {
-    uint64_t mask = devrt_arch_active_mask();
-    uint32_t count = (uint32_t)__builtin_popcountll(mask);
-    uint32_t rank = devrt_arch_rank_in(mask);
+    uint32_t count = (uint32_t)__builtin_popcountll(group);
+    uint32_t rank = devrt_arch_rank_in(group);
+    bool leader = rank == 0;
     bool large = size_class == DEVRT_HEAP_LARGE_CLASS;
     void *mine = NULL;
     uint32_t served = 0;
     struct devrt_slab *slab = NULL;
-    if (is_leader() && !large)
+    if (leader && !large)
         slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
             &heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
     while (served < count) {
         uint32_t reserved = 0;
-        if (is_leader()) {
+        if (leader) {
             if (slab)
                 reserved = reserve(slab, count - served);
             if (!reserved) {
@@ -231,16 +231,16 @@ static void *allocate_group(struct devrt_heap *heap, uint32_t size_class, uint32
             if (large && reserved)
                 slab->block_size = block_size;
         }
-        slab = (struct devrt_slab *)(uintptr_t)broadcast_u64((uint64_t)(uintptr_t)slab);
-        reserved = devrt_arch_read_first(reserved);
+        slab = (struct devrt_slab *)(uintptr_t)broadcast_u64(group, (uint64_t)(uintptr_t)slab);
+        reserved = devrt_arch_read_first_sync(group, reserved);
         if (!slab)
             break; /* exhausted */
         for (uint32_t end = served + reserved; served < end;) {
             uint32_t word = 0, won = 0;
-            if (is_leader())
+            if (leader)
                 won = claim(slab, end - served, &word);
-            won = devrt_arch_read_first(won);
-            word = devrt_arch_read_first(word);
+            won = devrt_arch_read_first_sync(group, won);
+            word = devrt_arch_read_first_sync(group, word);
             uint32_t n = (uint32_t)__builtin_popcount(won);
             uint32_t nth = rank - served; /* wraps for the lanes already served */
             if (nth < n)
@@ -249,7 +249,7 @@ static void *allocate_group(struct devrt_heap *heap, uint32_t size_class, uint32
             served += n;
         }
     }
-    if (is_leader()) {
+    if (leader) {
         devrt_atomic_fetch_add(&heap->bytes_in_use, (uint64_t)served * block_size, __ATOMIC_RELAXED,
                                DEVRT_SCOPE_DEVICE);
         if (served < count)
@@ -278,11 +278,17 @@ DEVRT_ARCH_INLINE void *devrt_malloc(size_t size)
     }
     void *result = NULL;
     bool pending = true;
-    while (devrt_arch_ballot(pending)) {
-        if (pending && devrt_arch_read_first(size_class) == size_class &&
-            (size_class != DEVRT_HEAP_LARGE_CLASS || is_leader())) {
-            result = allocate_group(heap, size_class, block_size);
-            pending = false;
+    uint64_t lanes = devrt_arch_active_mask();
+    for (uint64_t waiting; (waiting = devrt_arch_ballot_sync(lanes, pending));) {
+        if (pending) {
+            uint32_t first = devrt_arch_read_first_sync(waiting, size_class);
+            bool large = first == DEVRT_HEAP_LARGE_CLASS;
+            bool in = size_class == first && (!large || devrt_arch_rank_in(waiting) == 0);
+            uint64_t group = devrt_arch_ballot_sync(waiting, in);
+            if (in) {
+                result = allocate_group(group, heap, size_class, block_size);
+                pending = false;
+            }
         }
     }
     return result;

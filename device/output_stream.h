@@ -20,11 +20,11 @@
  * The port's fields are the same in every lane, but the compiler cannot tell a value loaded
  * from memory is: saying so keeps them in scalar registers, and the slot counter with them.
  */
-static inline DEVRT_ARCH_INLINE void *devrt_output_uniform_pointer(void *pointer)
+static inline DEVRT_ARCH_INLINE void *devrt_output_uniform_pointer(uint64_t lanes, void *pointer)
 {
     uint64_t bits = (uint64_t)(uintptr_t)pointer;
-    bits = (uint64_t)devrt_arch_read_first((uint32_t)bits) |
-           (uint64_t)devrt_arch_read_first((uint32_t)(bits >> 32)) << 32;
+    bits = (uint64_t)devrt_arch_read_first_sync(lanes, (uint32_t)bits) |
+           (uint64_t)devrt_arch_read_first_sync(lanes, (uint32_t)(bits >> 32)) << 32;
     return (void *)(uintptr_t)bits;
 }
 
@@ -32,10 +32,11 @@ static inline DEVRT_ARCH_INLINE void devrt_output_open(struct devrt_printf_state
                                                        uint32_t opcode, uint32_t context)
 {
     struct devrt_rpc_port port = devrt_rpc_acquire();
-    s->channel = devrt_output_uniform_pointer(port.channel);
-    s->buffer = devrt_output_uniform_pointer(port.buffer);
-    s->port = devrt_arch_read_first(port.index);
-    s->outbox = devrt_arch_read_first(port.outbox);
+    s->lanes = port.lanes;
+    s->channel = devrt_output_uniform_pointer(s->lanes, port.channel);
+    s->buffer = devrt_output_uniform_pointer(s->lanes, port.buffer);
+    s->port = devrt_arch_read_first_sync(s->lanes, port.index);
+    s->outbox = devrt_arch_read_first_sync(s->lanes, port.outbox);
     s->opcode = opcode;
     s->status = DEVRT_RPC_OK;
     struct devrt_rpc_first_packet first = {DEVRT_RPC_OPEN_LENGTH, context};
@@ -53,11 +54,13 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put(struct devrt_printf_state 
     s->buffer->packet[devrt_arch_lane_id()].word[s->slot] = word;
     if (++s->slot < DEVRT_OUTPUT_SLOTS)
         return;
-    s->outbox =
-        devrt_rpc_post(s->channel, s->buffer, s->port, s->outbox, s->opcode, DEVRT_RPC_MORE);
+    s->outbox = devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes, s->opcode,
+                                  DEVRT_RPC_MORE);
     devrt_rpc_wait(s->channel, s->port, s->outbox);
     /* A refusal means the server dropped the message: the rest of it must not be sent. */
-    s->status = devrt_arch_read_first(s->buffer->header.flags);
+    s->status = devrt_arch_read_first_sync(s->lanes, s->buffer->header.flags);
+    /* Every lane has read the status before any writes the next packet over it. */
+    devrt_arch_sync_lanes(s->lanes);
     s->slot = 0;
 }
 
@@ -68,7 +71,7 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put(struct devrt_printf_state 
 static inline DEVRT_ARCH_INLINE void devrt_output_put_bytes(struct devrt_printf_state *s,
                                                             const char *data, uint32_t length)
 {
-    for (uint32_t offset = 0; devrt_arch_ballot(offset < length) != 0; offset += 8) {
+    for (uint32_t offset = 0; devrt_arch_ballot_sync(s->lanes, offset < length) != 0; offset += 8) {
         uint64_t word = 0;
         if (offset < length) {
             uint32_t n = length - offset < 8 ? length - offset : 8;
@@ -126,9 +129,10 @@ static inline DEVRT_ARCH_INLINE int devrt_output_close(struct devrt_printf_state
     if (sent) {
         s->buffer->packet[devrt_arch_lane_id()].word[s->slot] =
             DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_END, 0, 0);
-        s->outbox = devrt_rpc_post(s->channel, s->buffer, s->port, s->outbox, s->opcode, 0);
+        s->outbox =
+            devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes, s->opcode, 0);
     }
-    devrt_rpc_release(s->channel, s->port);
+    devrt_rpc_release_in(s->channel, s->port, s->lanes);
     return sent ? 0 : -1;
 }
 

@@ -160,7 +160,7 @@ int devrt_vprintf(const char *format, va_list args)
 
     struct devrt_printf_state state;
     devrt_printf_begin(&state, DEVRT_OUTPUT_CONTEXT_PRINTF, format);
-    for (uint32_t i = 0; devrt_arch_ballot(i < count) != 0; ++i) {
+    for (uint32_t i = 0; devrt_arch_ballot_sync(state.lanes, i < count) != 0; ++i) {
         uint32_t tag = i < count ? tags[i] : DEVRT_OUTPUT_PAD;
         uint64_t value = i < count ? values[i] : 0;
         const char *string = tag == DEVRT_OUTPUT_STR ? (const char *)(uintptr_t)value : NULL;

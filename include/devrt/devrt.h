@@ -74,6 +74,7 @@ struct devrt_printf_state {
     uint32_t status; /* 0, or the server refused and the rest of the call is dropped */
     uint32_t opcode;
     uint32_t reserved;
+    uint64_t lanes; /* the lanes that called, taken once: their steps name each other */
 };
 
 #ifdef __cplusplus
