@@ -11,12 +11,7 @@
 
 #include <devrt/host.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "harness.h"
 
 int main(int argc, char **argv)
 {
@@ -24,15 +19,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: heap_bench IMAGE [emu|hsa]\n");
         return 2;
     }
-    enum devrt_backend backend =
-        argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA : DEVRT_BACKEND_EMU;
     devrt_device *device;
     devrt_module *module;
-    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||
-        devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "heap_bench: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code =
+        harness_open(harness_backend(argc > 2 ? argv[2] : NULL), NULL, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     uint32_t *failures = devrt_mem_alloc(device, sizeof *failures);
     const uint32_t rounds = 2000;
     printf("| lanes | allocations + frees per second |\n|---:|---:|\n");
@@ -42,12 +34,12 @@ int main(int argc, char **argv)
         struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds), DEVRT_ARG_PTR(failures)};
         double best = 0;
         for (int run = 0; run < 3; ++run) {
-            double start = now();
+            double start = harness_seconds();
             if (devrt_launch(module, "churn", &config, args, 2, NULL) != DEVRT_SUCCESS) {
                 fprintf(stderr, "heap_bench: %s\n", devrt_last_error());
                 return 1;
             }
-            double rate = 2.0 * lanes * rounds / (now() - start);
+            double rate = 2.0 * lanes * rounds / (harness_seconds() - start);
             best = rate > best ? rate : best;
         }
         printf("| %u | %.0f |\n", lanes, best);

@@ -9,8 +9,8 @@ void free(void *ptr);
 int vprintf(const char *format, void *arguments);
 
 /* samples[lane * rounds + i]: nanoseconds for one allocation and its free. */
-DEVRT_KERNEL void malloc_free(uint64_t *samples, uint32_t *failures, uint32_t rounds,
-                              uint32_t size, uint32_t cuda)
+DEVRT_KERNEL void malloc_free(uint64_t *samples, uint32_t *failures, uint32_t rounds, uint32_t size,
+                              uint32_t cuda)
 {
     uint64_t lane = devrt_global_id(DEVRT_X);
     for (uint32_t i = 0; i < rounds; ++i) {

@@ -19,15 +19,10 @@
 
 #include <devrt/host.h>
 
+#include "harness.h"
+
 static devrt_device *device;
 static devrt_module *module;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int compare(const void *a, const void *b)
 {
@@ -35,8 +30,8 @@ static int compare(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void heap(const char *what, uint32_t groups, uint32_t block, uint32_t rounds,
-                 uint32_t size, uint32_t cuda)
+static void heap(const char *what, uint32_t groups, uint32_t block, uint32_t rounds, uint32_t size,
+                 uint32_t cuda)
 {
     size_t n = (size_t)groups * block * rounds;
     uint64_t *samples = devrt_mem_alloc(device, n * sizeof *samples);
@@ -44,17 +39,17 @@ static void heap(const char *what, uint32_t groups, uint32_t block, uint32_t rou
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_PTR(failures),
                                DEVRT_ARG_UINT(rounds), DEVRT_ARG_UINT(size), DEVRT_ARG_UINT(cuda)};
     struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
-    double start = now();
+    double start = harness_seconds();
     if (devrt_launch(module, "malloc_free", &config, args, 5, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);
     }
-    double elapsed = now() - start;
+    double elapsed = harness_seconds() - start;
     qsort(samples, n, sizeof *samples, compare);
     fprintf(stderr, "| %s malloc(%u)+free, %s (%u lanes x %u) | %.2f | %.2f | %.1f | %u |\n",
             cuda ? "CUDA" : "devrt", size, what, groups * block, rounds,
-            (double)samples[n / 2] / 1000.0, (double)samples[n * 99 / 100] / 1000.0,
-            elapsed * 1000, *failures);
+            (double)samples[n / 2] / 1000.0, (double)samples[n * 99 / 100] / 1000.0, elapsed * 1000,
+            *failures);
     devrt_mem_free(device, samples);
     devrt_mem_free(device, failures);
 }
@@ -64,13 +59,13 @@ static void print(uint32_t groups, uint32_t block, uint32_t lines, uint32_t cuda
     struct devrt_arg args[] = {DEVRT_ARG_UINT(lines), DEVRT_ARG_UINT(cuda)};
     struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
     fflush(stdout);
-    double start = now();
+    double start = harness_seconds();
     if (devrt_launch(module, "print_lines", &config, args, 2, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);
     }
     fflush(stdout);
-    double elapsed = now() - start;
+    double elapsed = harness_seconds() - start;
     double total = (double)groups * block * lines;
     fprintf(stderr, "| %s printf, %u lanes x %u lines | %.1f ms | %.0f lines/s |\n",
             cuda ? "CUDA" : "devrt", groups * block, lines, elapsed * 1000, total / elapsed);
@@ -82,19 +77,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: nvptx_bench IMAGE\n");
         return 2;
     }
-    int status = devrt_device_open(DEVRT_BACKEND_CUDA, 0, NULL, &device);
-    if (status == DEVRT_ERROR_NO_DEVICE) {
-        fprintf(stderr, "skipped: %s\n", devrt_last_error());
-        return 77;
-    }
-    if (status != DEVRT_SUCCESS || devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "nvptx_bench: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code = harness_open(DEVRT_BACKEND_CUDA, NULL, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     bool parts[3] = {argc < 3, argc < 3, argc < 3};
     for (int i = 2; i < argc; ++i)
         for (int part = 0; part < 3; ++part)
-            parts[part] |= !strcmp(argv[i], (const char *[]){"devrt-heap", "cuda-heap", "printf"}[part]);
+            parts[part] |=
+                !strcmp(argv[i], (const char *[]){"devrt-heap", "cuda-heap", "printf"}[part]);
     fprintf(stderr, "\n| heap | median us | p99 us | kernel ms | NULLs |\n|---|---|---|---|---|\n");
     for (uint32_t cuda = 0; cuda < 2; ++cuda) {
         if (!parts[cuda])

@@ -12,12 +12,7 @@
 
 #include <devrt/host.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "harness.h"
 
 static size_t bytes;
 
@@ -36,12 +31,12 @@ static void run(devrt_module *module, const char *kernel, const char *label, uin
     uint32_t block = lanes < 64 ? lanes : 64;
     struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
     bytes = 0;
-    double start = now();
+    double start = harness_seconds();
     if (devrt_launch(module, kernel, &config, args, 1, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);
     }
-    double elapsed = now() - start;
+    double elapsed = harness_seconds() - start;
     double lines = (double)lanes * rounds;
     printf("| %s, %u lanes x %u lines | %.0f lines/s | %.1f MB/s |\n", label, lanes, rounds,
            lines / elapsed, bytes ? (double)bytes / elapsed / 1e6 : 0.0);
@@ -53,15 +48,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: printf_bench IMAGE [emu|hsa]\n");
         return 2;
     }
-    enum devrt_backend backend =
-        argc > 2 && !strcmp(argv[2], "hsa") ? DEVRT_BACKEND_HSA : DEVRT_BACKEND_EMU;
+    enum devrt_backend backend = harness_backend(argc > 2 ? argv[2] : NULL);
     devrt_device *device;
     devrt_module *module;
-    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS ||
-        devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "printf_bench: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code = harness_open(backend, NULL, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     printf("| measure (%s backend) | lines per second | output |\n|---|---|---|\n",
            devrt_backend_name(backend));
     devrt_module_set_output_callback(module, count_output, NULL);

@@ -17,12 +17,7 @@
 
 #include <devrt/host.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "harness.h"
 
 static int compare(const void *a, const void *b)
 {
@@ -87,20 +82,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda [PORTS]]\n");
         return 2;
     }
-    enum devrt_backend backend = DEVRT_BACKEND_EMU;
-    if (argc > 2 && !strcmp(argv[2], "hsa"))
-        backend = DEVRT_BACKEND_HSA;
-    else if (argc > 2 && !strcmp(argv[2], "cuda"))
-        backend = DEVRT_BACKEND_CUDA;
+    enum devrt_backend backend = harness_backend(argc > 2 ? argv[2] : NULL);
     devrt_device *device;
     devrt_module *module;
     /* PORTS: the number of RPC ports (a power of two; default: the backend's). */
     struct devrt_device_options options = {.rpc_ports = argc > 3 ? strtoul(argv[3], NULL, 0) : 0};
-    if (devrt_device_open(backend, 0, &options, &device) != DEVRT_SUCCESS ||
-        devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "rpc_bench: %s\n", devrt_last_error());
-        return 1;
-    }
+    int exit_code = harness_open(backend, &options, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
     printf("| measure (%s backend%s%s%s) | median us | p99 us |\n|---|---|---|\n",
            devrt_backend_name(backend), argc > 3 ? ", " : "", argc > 3 ? argv[3] : "",
            argc > 3 ? " ports" : "");
@@ -126,9 +115,9 @@ int main(int argc, char **argv)
     uint64_t *samples = devrt_mem_alloc(device, (size_t)lanes * rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
     struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
-    double start = now();
+    double start = harness_seconds();
     devrt_launch(module, "round_trips", &config, args, 2, NULL);
-    double elapsed = now() - start;
+    double elapsed = harness_seconds() - start;
     printf("\n| throughput, %u lanes x %u requests, all ports busy | %.0f lane requests/s |\n"
            "|---|---|\n",
            lanes, rounds, lanes * rounds / elapsed);
@@ -137,9 +126,9 @@ int main(int argc, char **argv)
     double cpu_before = server_cpu_seconds();
     struct devrt_arg idle_args[] = {DEVRT_ARG_U64(1000000000ull)};
     struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
-    start = now();
+    start = harness_seconds();
     devrt_launch(module, "idle", &one, idle_args, 1, NULL);
-    elapsed = now() - start;
+    elapsed = harness_seconds() - start;
     double cpu = server_cpu_seconds() - cpu_before;
     printf("| server CPU while a kernel runs %.2f s without requests | %.1f ms (%.2f%%) |\n",
            elapsed, cpu * 1000, 100 * cpu / elapsed);

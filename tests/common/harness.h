@@ -1,19 +1,21 @@
 /*
- * What the test programs share: a check that counts failures, and opening the backend a
- * test runs on, so that one program serves the emu, hardware and nvptx labels.
+ * What the test and benchmark programs share: a check that counts failures, opening the
+ * backend a program runs on (so one program serves the emu, hardware and nvptx labels),
+ * and a clock.
  */
 #ifndef DEVRT_TEST_HARNESS_H
 #define DEVRT_TEST_HARNESS_H
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <devrt/host.h>
 
 /* CTest's code for a test that cannot run here: the backend sees no device. */
 #define HARNESS_SKIP 77
 
-static int failures;
+__attribute__((unused)) static int failures;
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -59,6 +61,14 @@ static inline int harness_open(enum devrt_backend backend,
         return 1;
     }
     return 0;
+}
+
+/* Seconds on a monotonic clock, for benchmarks. */
+static inline double harness_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 #endif
