@@ -39,34 +39,34 @@
 #define DEVRT_CUDA_MAX_SLEEP_NS 1000000ull
 
 /* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
-#define DEVRT_CUDA_FUNCTIONS(X)                                                              \
-    X(cuInit)                                                                                \
-    X(cuGetErrorString)                                                                      \
-    X(cuDeviceGetCount)                                                                      \
-    X(cuDeviceGet)                                                                           \
-    X(cuDeviceGetName)                                                                       \
-    X(cuDeviceGetAttribute)                                                                  \
-    X(cuDevicePrimaryCtxRetain)                                                              \
-    X(cuDevicePrimaryCtxRelease)                                                             \
-    X(cuDevicePrimaryCtxSetFlags)                                                            \
-    X(cuCtxSetCurrent)                                                                       \
-    X(cuStreamCreate)                                                                        \
-    X(cuStreamDestroy)                                                                       \
-    X(cuStreamSynchronize)                                                                   \
-    X(cuMemAlloc)                                                                            \
-    X(cuMemFree)                                                                             \
-    X(cuMemsetD8Async)                                                                       \
-    X(cuMemHostAlloc)                                                                        \
-    X(cuMemFreeHost)                                                                         \
-    X(cuMemHostGetDevicePointer)                                                             \
-    X(cuMemcpyAsync)                                                                         \
-    X(cuMemcpyDtoHAsync)                                                                     \
-    X(cuMemcpyHtoDAsync)                                                                     \
-    X(cuPointerGetAttribute)                                                                 \
-    X(cuModuleLoadDataEx)                                                                    \
-    X(cuModuleUnload)                                                                        \
-    X(cuModuleGetGlobal)                                                                     \
-    X(cuModuleGetFunction)                                                                   \
+#define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
+    X(cuInit)                                                                                      \
+    X(cuGetErrorString)                                                                            \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetName)                                                                             \
+    X(cuDeviceGetAttribute)                                                                        \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuDevicePrimaryCtxSetFlags)                                                                  \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuMemsetD8Async)                                                                             \
+    X(cuMemHostAlloc)                                                                              \
+    X(cuMemFreeHost)                                                                               \
+    X(cuMemHostGetDevicePointer)                                                                   \
+    X(cuMemcpyAsync)                                                                               \
+    X(cuMemcpyDtoHAsync)                                                                           \
+    X(cuMemcpyHtoDAsync)                                                                           \
+    X(cuPointerGetAttribute)                                                                       \
+    X(cuModuleLoadDataEx)                                                                          \
+    X(cuModuleUnload)                                                                              \
+    X(cuModuleGetGlobal)                                                                           \
+    X(cuModuleGetFunction)                                                                         \
     X(cuLaunchKernel)
 
 /* cuda.h renames some functions to versioned symbols (cuMemAlloc is cuMemAlloc_v2). */
@@ -93,13 +93,13 @@ static void open_driver(void)
         snprintf(cu.error, sizeof cu.error, "no NVIDIA driver (%s)", dlerror());
         return;
     }
-#define X(fn)                                                                                \
-    cu.fn = (__typeof__(cu.fn))dlsym(cu.library, DEVRT_CUDA_NAME(fn));                       \
-    if (!cu.fn) {                                                                            \
-        snprintf(cu.error, sizeof cu.error, "the NVIDIA driver lacks %s", DEVRT_CUDA_NAME(fn)); \
-        dlclose(cu.library);                                                                 \
-        cu.library = NULL;                                                                   \
-        return;                                                                              \
+#define X(fn)                                                                                      \
+    cu.fn = (__typeof__(cu.fn))dlsym(cu.library, DEVRT_CUDA_NAME(fn));                             \
+    if (!cu.fn) {                                                                                  \
+        snprintf(cu.error, sizeof cu.error, "the NVIDIA driver lacks %s", DEVRT_CUDA_NAME(fn));    \
+        dlclose(cu.library);                                                                       \
+        cu.library = NULL;                                                                         \
+        return;                                                                                    \
     }
     DEVRT_CUDA_FUNCTIONS(X)
 #undef X
@@ -272,7 +272,8 @@ static int cuda_open(devrt_device *device, int index)
     if (major < 7 || !unified || !maps) {
         int status = devrt_fail(DEVRT_ERROR_NO_DEVICE,
                                 "CUDA: %s lacks what devrt needs (sm_70 or newer, unified "
-                                "addressing, mapped host memory)", b->name);
+                                "addressing, mapped host memory)",
+                                b->name);
         free(b);
         return status;
     }
@@ -295,9 +296,10 @@ static int cuda_open(devrt_device *device, int index)
     device->doorbell =
         r == CUDA_SUCCESS ? cuda_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST) : NULL;
     if (!device->doorbell) {
-        int failure = r != CUDA_SUCCESS ? cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot create streams")
-                                        : devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY,
-                                                     "CUDA: no mapped host memory for the doorbell");
+        int failure = r != CUDA_SUCCESS
+                          ? cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot create streams")
+                          : devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY,
+                                       "CUDA: no mapped host memory for the doorbell");
         if (b->launch)
             cu.cuStreamDestroy(b->launch);
         if (b->copy)
@@ -323,21 +325,10 @@ static void cuda_close(devrt_device *device)
 static int cuda_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     bind(module->device);
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot open", path);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    rewind(file);
-    /* PTX is text, and the driver wants it NUL-terminated. */
-    char *image = size > 0 ? malloc((size_t)size + 1) : NULL;
-    bool read_ok = image && fread(image, 1, (size_t)size, file) == (size_t)size;
-    fclose(file);
-    if (!read_ok) {
-        free(image);
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot read", path);
-    }
-    image[size] = '\0';
+    size_t size;
+    char *image = devrt_read_image(path, &size);
+    if (!image)
+        return DEVRT_ERROR_IMAGE;
 
     struct cuda_module *m = calloc(1, sizeof *m);
     if (!m) {
@@ -363,8 +354,8 @@ static int cuda_load(devrt_module *module, const char *path, struct devrt_state 
     if (r != CUDA_SUCCESS || bytes != sizeof(struct devrt_state *)) {
         cu.cuModuleUnload(m->module);
         free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE,
-                          "%s: no %s in it (does it link devrt-nvptx.bc?)", path, DEVRT_STATE_SYMBOL);
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no %s in it (does it link devrt-nvptx.bc?)", path,
+                          DEVRT_STATE_SYMBOL);
     }
     *state_variable = (struct devrt_state **)(uintptr_t)address;
     module->backend = m;

@@ -170,23 +170,14 @@ static void hsa_close(devrt_device *device)
 static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     struct hsa_backend *b = module->device->backend;
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot open", path);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    rewind(file);
-    char *image = size > 0 ? malloc((size_t)size) : NULL;
-    bool read_ok = image && fread(image, 1, (size_t)size, file) == (size_t)size;
-    fclose(file);
-    if (!read_ok) {
-        free(image);
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot read", path);
-    }
+    size_t size;
+    char *image = devrt_read_image(path, &size);
+    if (!image)
+        return DEVRT_ERROR_IMAGE;
     struct hsa_module *m = calloc(1, sizeof *m);
     hsa_status_t status = m ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_code_object_reader_create_from_memory(image, (size_t)size, &m->reader);
+        status = hsa_code_object_reader_create_from_memory(image, size, &m->reader);
     if (status == HSA_STATUS_SUCCESS)
         status = hsa_executable_create_alt(
             HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &m->executable);

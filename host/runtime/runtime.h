@@ -153,6 +153,9 @@ int devrt_serve_printf(struct devrt_request *request);
 /* Flush the module's output file, if it has one. */
 void devrt_output_flush(devrt_module *module);
 
+/* image.c: the whole file, NUL-terminated; NULL with the error set. */
+char *devrt_read_image(const char *path, size_t *size);
+
 /* error.c */
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
