@@ -47,21 +47,15 @@ void devrt_rpc_close(struct devrt_rpc_port *port);
  */
 
 /*
- * The steps come in two forms: NAME_in takes the lanes that take part (a mask the caller
- * took once, such as port.lanes); NAME asks for the active mask where it is called, which
- * is exact only where the lanes run together (amdgcn, emu, or code that has not
- * diverged since the port was taken).
+ * Each step after the port is taken names the lanes that take part (a mask the caller
+ * took once, such as port.lanes): the active mask read later is exact only where lanes run
+ * together, which independently scheduled NVPTX lanes do not.
  */
 
 /* The first lane of `lanes` acts for the wave where one atomic or one store is enough. */
 static inline DEVRT_ARCH_INLINE bool devrt_rpc_leader_in(uint64_t lanes)
 {
     return devrt_arch_rank_in(lanes) == 0;
-}
-
-static inline DEVRT_ARCH_INLINE bool devrt_rpc_is_leader(void)
-{
-    return devrt_rpc_leader_in(devrt_arch_active_mask());
 }
 
 static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock_in(struct devrt_rpc_channel *channel,
@@ -75,12 +69,6 @@ static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock_in(struct devrt_rpc_chan
         taken = (old & bit) == 0;
     }
     return devrt_arch_read_first_sync(lanes, taken) != 0;
-}
-
-static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock(struct devrt_rpc_channel *channel,
-                                                        uint32_t index)
-{
-    return devrt_rpc_try_lock_in(channel, index, devrt_arch_active_mask());
 }
 
 /* Wait until the server has handed the port back. */
@@ -157,15 +145,6 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
     return outbox;
 }
 
-static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post(struct devrt_rpc_channel *channel,
-                                                        struct devrt_rpc_buffer *buffer,
-                                                        uint32_t index, uint32_t outbox,
-                                                        uint32_t opcode, uint32_t flags)
-{
-    return devrt_rpc_post_in(channel, buffer, index, outbox, devrt_arch_active_mask(), opcode,
-                             flags);
-}
-
 /* Every lane of `lanes` is done with the buffer (read its reply) before the port is freed. */
 static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_channel *channel,
                                                           uint32_t index, uint64_t lanes)
@@ -176,12 +155,6 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_chann
         devrt_atomic_fetch_and(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], ~bit,
                                __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     }
-}
-
-static inline DEVRT_ARCH_INLINE void devrt_rpc_release(struct devrt_rpc_channel *channel,
-                                                       uint32_t index)
-{
-    devrt_rpc_release_in(channel, index, devrt_arch_active_mask());
 }
 
 #endif

@@ -139,8 +139,6 @@ void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);
 /* Wait until the server has taken every request the module's kernels sent. */
 void devrt_server_drain(devrt_device *device, devrt_module *module);
-/* Serve the ports of one module once; returns the number of packets taken. */
-size_t devrt_server_serve_module(devrt_device *device, devrt_module *module);
 
 /* heap.c */
 int devrt_heap_attach(devrt_module *module);

@@ -212,21 +212,21 @@ static bool serve_port(devrt_module *module, uint32_t index)
     return true;
 }
 
-size_t devrt_server_serve_module(devrt_device *device, devrt_module *module)
+/* Serve the ports of one module once; returns the number of packets taken. */
+static size_t serve_module(devrt_module *module)
 {
-    (void)device;
     size_t taken = 0;
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
         taken += serve_port(module, i);
     return taken;
 }
 
-static size_t serve_all(struct devrt_server *server, devrt_device *device)
+static size_t serve_all(struct devrt_server *server)
 {
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
     for (devrt_module *m = server->modules; m; m = m->next)
-        taken += devrt_server_serve_module(device, m);
+        taken += serve_module(m);
     server->passes++;
     pthread_cond_broadcast(&server->pass_done);
     pthread_mutex_unlock(&server->lock);
@@ -248,10 +248,10 @@ static void *server_main(void *arg)
     struct devrt_server *server = &device->server;
     pthread_setname_np(pthread_self(), "devrt-server");
     while (!should_stop(server)) {
-        if (serve_all(server, device))
+        if (serve_all(server))
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
-        size_t taken = serve_all(server, device);
+        size_t taken = serve_all(server);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
     }
     return NULL;
