@@ -70,7 +70,7 @@ static struct devrt_slab *request_slab(uint32_t block_size)
                                     DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
     devrt_rpc_wait(port.channel, port.index, port.outbox);
     uint64_t slab = port.buffer->header.flags == DEVRT_RPC_OK ? packet->word[0] : 0;
-    devrt_rpc_release_in(port.channel, port.index, port.lanes);
+    devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);
     return (struct devrt_slab *)(uintptr_t)slab;
 }
 

@@ -33,6 +33,8 @@ uint32_t devrt_broadcast_first(uint32_t value)
 
 uint64_t devrt_broadcast_first_u64(uint64_t value)
 {
-    uint64_t high = devrt_arch_read_first((uint32_t)(value >> 32));
-    return high << 32 | devrt_arch_read_first((uint32_t)value);
+    /* Both halves from the same lanes: the active mask read twice may differ on nvptx. */
+    uint64_t lanes = devrt_arch_active_mask();
+    uint64_t high = devrt_arch_read_first_sync(lanes, (uint32_t)(value >> 32));
+    return high << 32 | devrt_arch_read_first_sync(lanes, (uint32_t)value);
 }

@@ -132,7 +132,8 @@ static inline DEVRT_ARCH_INLINE int devrt_output_close(struct devrt_printf_state
         s->outbox =
             devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes, s->opcode, 0);
     }
-    devrt_rpc_release_in(s->channel, s->port, s->lanes);
+    /* A refused message ended with a wait, which saw the port handed back. */
+    devrt_rpc_release_in(s->channel, s->port, s->lanes, s->outbox, !sent);
     return sent ? 0 : -1;
 }
 

@@ -1,7 +1,7 @@
 /* The device side of the RPC protocol: see include/devrt/rpc.h for the state machine. */
 #include "rpc_client.h"
 
-struct devrt_rpc_port devrt_rpc_open(void)
+DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_open(void)
 {
     return devrt_rpc_acquire();
 }
@@ -9,6 +9,7 @@ struct devrt_rpc_port devrt_rpc_open(void)
 static void wait_for_server(struct devrt_rpc_port *port)
 {
     devrt_rpc_wait(port->channel, port->index, port->outbox);
+    port->settled = true;
 }
 
 /* Every lane has written its own packet in place; hand the port over. */
@@ -16,6 +17,7 @@ static void send_packet(struct devrt_rpc_port *port, uint32_t opcode, uint32_t f
 {
     port->outbox = devrt_rpc_post_in(port->channel, port->buffer, port->index, port->outbox,
                                      port->lanes, opcode, flags);
+    port->settled = false;
 }
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
@@ -27,8 +29,8 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
  * Bytes go straight into this lane's packet in the port buffer: a packet built in
  * registers first would cost a kernel 16 VGPRs.
  */
-bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags, uint32_t arg,
-                    const void *data, uint32_t length)
+DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags,
+                                      uint32_t arg, const void *data, uint32_t length)
 {
     const char *bytes = data;
     struct devrt_rpc_first_packet *first =
@@ -57,14 +59,14 @@ bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags
     return true;
 }
 
-uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result)
+DEVRT_ARCH_INLINE uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result)
 {
     wait_for_server(port);
     *result = port->buffer->packet[devrt_arch_lane_id()].word[0];
     return port->buffer->header.flags;
 }
 
-void devrt_rpc_close(struct devrt_rpc_port *port)
+DEVRT_ARCH_INLINE void devrt_rpc_close(struct devrt_rpc_port *port)
 {
-    devrt_rpc_release_in(port->channel, port->index, port->lanes);
+    devrt_rpc_release_in(port->channel, port->index, port->lanes, port->outbox, port->settled);
 }

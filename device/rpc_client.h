@@ -17,28 +17,29 @@ struct devrt_rpc_port {
     struct devrt_rpc_buffer *buffer;
     uint32_t index;
     uint32_t outbox; /* the value of our mailbox word after our last flip */
+    bool settled;    /* the server has handed the port back since our last flip */
     uint64_t lanes;
 };
 
 /* Take a free port for the calling wave and wait until the server has handed it back. */
-struct devrt_rpc_port devrt_rpc_open(void);
+DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_open(void);
 
 /*
  * Send each active lane's message (length bytes at data; arg is opcode-specific),
  * streaming it over as many packets as it needs. Returns false if the server refused a
  * packet before the last.
  */
-bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags, uint32_t arg,
-                    const void *data, uint32_t length);
+DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opcode, uint32_t flags,
+                                      uint32_t arg, const void *data, uint32_t length);
 
 /*
  * Wait for the server's reply to the last message; returns its status and stores the first
  * word of this lane's reply (every reply so far is one word).
  */
-uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result);
+DEVRT_ARCH_INLINE uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result);
 
 /* Give the port up. The server may still be reading it; the next owner waits for that. */
-void devrt_rpc_close(struct devrt_rpc_port *port);
+DEVRT_ARCH_INLINE void devrt_rpc_close(struct devrt_rpc_port *port);
 
 /*
  * The protocol's steps, always inlined: a path that must cost a kernel no call (output,
@@ -58,17 +59,18 @@ static inline DEVRT_ARCH_INLINE bool devrt_rpc_leader_in(uint64_t lanes)
     return devrt_arch_rank_in(lanes) == 0;
 }
 
-static inline DEVRT_ARCH_INLINE bool devrt_rpc_try_lock_in(struct devrt_rpc_channel *channel,
-                                                           uint32_t index, uint64_t lanes)
+/*
+ * Try to take port `index`: the port's state word from before our lock, the same in every
+ * lane of `lanes`; DEVRT_RPC_PORT_LOCKED is set in it if another wave holds the port.
+ */
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_try_lock_in(struct devrt_rpc_channel *channel,
+                                                               uint32_t index, uint64_t lanes)
 {
-    uint32_t taken = 0;
-    if (devrt_rpc_leader_in(lanes)) {
-        uint32_t bit = 1u << (index % 32);
-        uint32_t old = devrt_atomic_fetch_or(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], bit,
-                                             __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
-        taken = (old & bit) == 0;
-    }
-    return devrt_arch_read_first_sync(lanes, taken) != 0;
+    uint32_t old = DEVRT_RPC_PORT_LOCKED;
+    if (devrt_rpc_leader_in(lanes))
+        old = devrt_atomic_fetch_or(&DEVRT_ARCH_READ_ONLY(channel)->state[index],
+                                    DEVRT_RPC_PORT_LOCKED, __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    return devrt_arch_read_first_sync(lanes, old);
 }
 
 /* Wait until the server has handed the port back. */
@@ -97,22 +99,22 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
     uint32_t index = devrt_arch_read_first_sync(lanes, devrt_arch_workitem_id(0) +
                                                            devrt_arch_workgroup_id(0) * 1031) &
                      last;
-    while (!devrt_rpc_try_lock_in(channel, index, lanes)) {
+    uint32_t state;
+    while ((state = devrt_rpc_try_lock_in(channel, index, lanes)) & DEVRT_RPC_PORT_LOCKED) {
         index = (index + 1) & last;
         devrt_arch_sleep();
     }
-    /* The leader's value: it read after taking the lock, so after the last owner's flip. */
-    uint32_t outbox = devrt_arch_read_first_sync(
-        lanes, devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], __ATOMIC_RELAXED,
-                                 DEVRT_SCOPE_SYSTEM));
     struct devrt_rpc_port port = {
         .channel = channel,
         .buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index],
         .index = index,
-        .outbox = outbox,
+        .outbox = (state & DEVRT_RPC_PORT_OUTBOX) != 0,
+        .settled = true,
         .lanes = lanes,
     };
-    devrt_rpc_wait(channel, index, port.outbox);
+    /* A holder that did not wait for its last packet to be taken leaves that to us. */
+    if (!(state & DEVRT_RPC_PORT_SETTLED))
+        devrt_rpc_wait(channel, index, port.outbox);
     return port;
 }
 
@@ -145,15 +147,22 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
     return outbox;
 }
 
-/* Every lane of `lanes` is done with the buffer (read its reply) before the port is freed. */
+/*
+ * Every lane of `lanes` is done with the buffer (read its reply) before the port is freed.
+ * The state word keeps the outbox value for the next holder, and whether the server has
+ * handed the port back (settled: the caller waited after its last post).
+ */
 static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_channel *channel,
-                                                          uint32_t index, uint64_t lanes)
+                                                          uint32_t index, uint64_t lanes,
+                                                          uint32_t outbox, bool settled)
 {
     devrt_arch_sync_lanes(lanes);
     if (devrt_rpc_leader_in(lanes)) {
-        uint32_t bit = 1u << (index % 32);
-        devrt_atomic_fetch_and(&DEVRT_ARCH_READ_ONLY(channel)->locks[index / 32], ~bit,
-                               __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+        uint32_t state =
+            (outbox ? DEVRT_RPC_PORT_OUTBOX : 0) | (settled ? DEVRT_RPC_PORT_SETTLED : 0);
+        /* Other waves only try to set LOCKED, which is set: a store loses none of theirs. */
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->state[index], state, __ATOMIC_RELEASE,
+                           DEVRT_SCOPE_DEVICE);
     }
 }
 

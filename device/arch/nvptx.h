@@ -24,9 +24,16 @@
 
 #include <devrt/rpc.h>
 
-/* Calls cost little on NVPTX; keep the rare paths out of line like a normal function. */
 #define DEVRT_ARCH_READ_ONLY(p) (p)
-#define DEVRT_ARCH_INLINE
+/*
+ * Inlined for correctness, not speed. A function that takes the active mask and returns
+ * with it (devrt_printf_begin, devrt_rpc_open) would name every lane that entered it
+ * together, and lanes from different call sites can enter a function together; back in
+ * their callers they go separate ways, and the next collective with that mask waits for
+ * lanes that run other code: a hang (seen on the H200 in printf.formats, whose lanes
+ * printf from different call sites). Inlined, the mask names the lanes of one call site.
+ */
+#define DEVRT_ARCH_INLINE __attribute__((always_inline))
 
 static inline uint32_t devrt_arch_wavefront_size(void)
 {

@@ -4,7 +4,7 @@
  * - Images are PTX text (kernels linked with devrt-nvptx.bc); the driver compiles them for
  *   the GPU at load (cuModuleLoadDataEx), and __devrt_state is found with
  *   cuModuleGetGlobal.
- * - Device memory (the state block, the port locks) comes from cuMemAlloc. Host-visible
+ * - Device memory (the state block, the ports' state words) comes from cuMemAlloc. Host-visible
  *   memory (mailboxes, buffers, the doorbell, devrt_mem_alloc) is page-locked host memory
  *   mapped into the device's address space (cuMemHostAlloc with DEVICEMAP); the runtime
  *   needs unified addressing, under which the device sees it at the host's address.

@@ -1,6 +1,6 @@
 /*
  * The HSA backend: AMD GPUs through hsa-runtime64. Code objects become executables, kernels
- * are dispatched as AQL packets, the state block and port locks live in the GPU's
+ * are dispatched as AQL packets, the state block and the ports' state words live in the GPU's
  * coarse-grained pool, and mailboxes, buffers and user memory in the system's fine-grained
  * pool. The doorbell is an HSA signal the device raises an interrupt on.
  */

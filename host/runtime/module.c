@@ -38,7 +38,7 @@ static void free_channel(devrt_module *module)
     devrt_device *device = module->device;
     const struct devrt_backend_ops *ops = device->ops;
     struct devrt_rpc_channel *c = &module->host_channel;
-    ops->free(device, c->locks, DEVRT_MEMORY_DEVICE);
+    ops->free(device, c->state, DEVRT_MEMORY_DEVICE);
     ops->free(device, c->outbox, DEVRT_MEMORY_HOST);
     ops->free(device, c->inbox, DEVRT_MEMORY_HOST);
     ops->free(device, c->buffers, DEVRT_MEMORY_HOST);
@@ -61,7 +61,7 @@ static int attach_state(devrt_module *module)
     struct devrt_rpc_channel *c = &module->host_channel;
     c->port_count = ports;
     c->wave_size = device->wave_size;
-    c->locks = ops->alloc(device, (ports + 31) / 32 * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
+    c->state = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
     c->outbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
     c->inbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
     c->buffers = ops->alloc(device, ports * sizeof(struct devrt_rpc_buffer), DEVRT_MEMORY_HOST);
@@ -69,7 +69,7 @@ static int attach_state(devrt_module *module)
     module->channel = ops->alloc(device, sizeof *c, DEVRT_MEMORY_DEVICE);
     module->state = ops->alloc(device, sizeof *module->state, DEVRT_MEMORY_DEVICE);
     module->ports = calloc(ports, sizeof *module->ports);
-    if (!c->locks || !c->outbox || !c->inbox || !c->buffers || !module->channel || !module->state ||
+    if (!c->state || !c->outbox || !c->inbox || !c->buffers || !module->channel || !module->state ||
         !module->ports) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);

@@ -14,8 +14,11 @@
  *   server: read; write the reply;     release fence; inbox  = outbox   -> client owns
  *
  * Mailboxes and buffers live in host-visible memory and see only plain loads and stores.
- * Which wave may use a port is decided by a lock bit in device memory, the only
- * read-modify-write atomic of the protocol, so no PCIe atomics are needed.
+ * Which wave may use a port is decided by a word per port in device memory (the port's
+ * state, devrt_rpc_port_state), the only read-modify-write atomic of the protocol, so no
+ * PCIe atomics are needed. The word also remembers what the last holder knew, so that the
+ * next one need not ask host memory: on a discrete GPU every read of host memory is a bus
+ * round trip of a microsecond or more.
  *
  * Messages: each active lane sends one byte string. Its first packet starts with a
  * devrt_rpc_first_packet header (the lane's total length); the rest of that packet and
@@ -59,6 +62,17 @@ enum devrt_rpc_status {
     DEVRT_RPC_REFUSED = 1 /* the server found the request malformed or could not serve it */
 };
 
+/*
+ * A port's state word, kept by the device alone. A wave takes the port by setting LOCKED
+ * (fetch-or: the old word tells it whether it won, and the rest), and gives it up by
+ * storing the word without LOCKED.
+ */
+enum devrt_rpc_port_state {
+    DEVRT_RPC_PORT_LOCKED = 1u << 0,  /* a wave holds the port */
+    DEVRT_RPC_PORT_OUTBOX = 1u << 1,  /* the outbox word's value, which only the device writes */
+    DEVRT_RPC_PORT_SETTLED = 1u << 2, /* the last holder saw the server hand the port back */
+};
+
 struct devrt_rpc_header {
     uint32_t opcode;
     uint32_t flags;     /* client: devrt_rpc_flags; server: devrt_rpc_status in the reply */
@@ -94,7 +108,7 @@ struct devrt_rpc_doorbell {
 struct devrt_rpc_channel {
     uint32_t port_count;              /* a power of two */
     uint32_t wave_size;               /* lanes per wave on the attached device; bounds lane_mask */
-    uint32_t *locks;                  /* device memory, one bit per port */
+    uint32_t *state;                  /* device memory, a devrt_rpc_port_state per port */
     uint32_t *outbox;                 /* host-visible, port_count words */
     uint32_t *inbox;                  /* host-visible, port_count words */
     struct devrt_rpc_buffer *buffers; /* host-visible, port_count buffers */

@@ -20,9 +20,12 @@ DEVRT_KERNEL void rogue(uint32_t kind, uint32_t *status, uint32_t *followed)
 {
     struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
     uint32_t port = 0;
-    while (__atomic_fetch_or(&channel->locks[0], 1u, __ATOMIC_ACQUIRE) & 1u)
+    uint32_t state;
+    while ((state =
+                __atomic_fetch_or(&channel->state[port], DEVRT_RPC_PORT_LOCKED, __ATOMIC_ACQUIRE)) &
+           DEVRT_RPC_PORT_LOCKED)
         ;
-    uint32_t outbox = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
+    uint32_t outbox = (state & DEVRT_RPC_PORT_OUTBOX) != 0;
     while (__atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE) != outbox)
         ;
     struct devrt_rpc_buffer *buffer = &channel->buffers[port];
@@ -46,7 +49,10 @@ DEVRT_KERNEL void rogue(uint32_t kind, uint32_t *status, uint32_t *followed)
     while (__atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE) == outbox)
         ;
     *status = buffer->header.flags;
-    __atomic_fetch_and(&channel->locks[0], ~1u, __ATOMIC_RELEASE);
+    /* Handed back, so the port is settled for the next holder. */
+    __atomic_store_n(&channel->state[port],
+                     (outbox ? 0 : DEVRT_RPC_PORT_OUTBOX) | DEVRT_RPC_PORT_SETTLED,
+                     __ATOMIC_RELEASE);
 
     const char hello[] = "still served";
     *followed = devrt_rpc_echo(hello, sizeof hello) != 0;
