@@ -12,6 +12,8 @@
  * runtime's rare paths (raising an exception) are inlined so they cost only what they use.
  */
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
+/* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
+#define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 
 /*
  * Reads of runtime data that no kernel changes (the channel's and the heap's descriptors)

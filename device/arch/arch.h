@@ -1,7 +1,13 @@
 /*
  * The architecture layer: the only code in device/ that knows what it runs on. Each
- * target header provides the same static inline functions (devrt_arch_*) and the atomic
- * macros below; everything above it is target-free C.
+ * target header provides the same static inline functions (devrt_arch_*), the atomic
+ * macros below, and three macros of its own:
+ *
+ *   DEVRT_ARCH_INLINE       on the functions that must be inlined
+ *   DEVRT_ARCH_READ_ONLY(p) p, as memory the kernel does not write
+ *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory
+ *
+ * Everything above it is target-free C.
  *
  * Scopes name who must observe an atomic: the wave, the workgroup, the device, or the
  * whole system (host included).

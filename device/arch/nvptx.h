@@ -34,6 +34,8 @@
  * printf from different call sites). Inlined, the mask names the lanes of one call site.
  */
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
+/* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
+#define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 
 static inline uint32_t devrt_arch_wavefront_size(void)
 {

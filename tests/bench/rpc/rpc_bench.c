@@ -1,6 +1,7 @@
 /*
  * RPC benchmark on a backend (emu by default): round-trip latency (median, 99th
- * percentile) with one lane and with many, requests per second with every port busy, and
+ * percentile) with one lane and with many, beside the latency of one read of host memory
+ * (the floor: a round trip takes several), requests per second with every port busy, and
  * the server thread's CPU time while a kernel runs without requests.
  *
  *   rpc_bench IMAGE [emu|hsa|cuda [PORTS]]
@@ -76,6 +77,26 @@ static void latency(devrt_module *module, devrt_device *device, const char *what
     devrt_mem_free(device, samples);
 }
 
+/* One lane reads a word of host memory `rounds` times, one read at a time. */
+static void host_reads(devrt_module *module, devrt_device *device, uint32_t rounds)
+{
+    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
+    uint64_t *samples = devrt_mem_alloc(device, rounds * sizeof *samples);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(word), DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
+    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
+    if (!word || !samples ||
+        devrt_launch(module, "host_reads", &one, args, 3, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+        exit(1);
+    }
+    qsort(samples, rounds, sizeof *samples, compare);
+    printf("| one read of host memory, the floor of each poll (1 lane x %u) | %.1f | %.1f |\n",
+           rounds, (double)samples[rounds / 2] / 1000.0,
+           (double)samples[rounds * 99 / 100] / 1000.0);
+    devrt_mem_free(device, word);
+    devrt_mem_free(device, samples);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -94,6 +115,7 @@ int main(int argc, char **argv)
            devrt_backend_name(backend), argc > 3 ? ", " : "", argc > 3 ? argv[3] : "",
            argc > 3 ? " ports" : "");
     uint32_t lanes = 4096, rounds = 16, block = 64;
+    host_reads(module, device, 2000);
     if (backend == DEVRT_BACKEND_EMU) {
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "256 lanes calling", 256, 1, 40);
