@@ -4,10 +4,11 @@
  * docs/heap.md.
  *
  * A wave allocates together: its lanes are grouped by size class, the group's first lane
- * reserves blocks for all of them with one compare-and-swap on the slab's free count and
- * claims them from the bitmap with one fetch-or per 32 blocks, and each lane takes its own
- * bit from the claimed set. Only the first lane touches shared state, so the uniform
- * values it computes stay in scalar registers on AMDGPU.
+ * reserves blocks for all of them with one atomic subtraction from the slab's free count
+ * and claims them from the bitmap with one fetch-or per 32 blocks, and each lane takes its
+ * own bit from the claimed set. Only the first lane touches shared state, so the uniform
+ * values it computes stay in scalar registers on AMDGPU. Workgroups are spread over the
+ * heap's shards, each with its own slab per class, so a full GPU does not queue on one.
  */
 #include <devrt/heap.h>
 
@@ -22,6 +23,12 @@ static uint64_t broadcast_u64(uint64_t lanes, uint64_t value)
 {
     return (uint64_t)devrt_arch_read_first_sync(lanes, (uint32_t)(value >> 32)) << 32 |
            devrt_arch_read_first_sync(lanes, (uint32_t)value);
+}
+
+/* The shard of the calling wave: uniform, so its arithmetic stays scalar. */
+static struct devrt_heap_shard *shard_of(struct devrt_heap *heap)
+{
+    return &heap->shard[devrt_arch_workgroup_id(0) & (DEVRT_HEAP_SHARDS - 1)];
 }
 
 static uint32_t lookup_slot(const struct devrt_heap *heap, uint32_t number)
@@ -88,36 +95,57 @@ static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
     if (index >= DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         return NULL; /* lost a race for the last entry; the host keeps the memory */
     remember_slab(heap, (uint64_t)(uintptr_t)slab);
-    devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index], (uint64_t)(uintptr_t)slab,
+    devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index],
+                       (uint64_t)(uintptr_t)slab | devrt_heap_slab_tag(slab->size_class),
                        __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     return slab;
 }
 
 /*
- * A slab of the class with unreserved blocks, or NULL. A large slab serves any block that
- * needs as many pages, so freed large blocks are reused.
+ * A slab of the class with unreserved blocks, or NULL. A picky search wants a quarter of
+ * the slab's blocks free: taking slabs with a few would send waves straight back here, so
+ * the heap rather grows, and takes those only when it cannot. A search goes on from where
+ * the shard's last one for the class ended, so it does not read the same full slabs again.
+ * A large slab serves any block that needs as many pages, so freed large blocks are reused.
  */
-static struct devrt_slab *find_slab(struct devrt_heap *heap, uint32_t size_class, uint32_t pages,
-                                    const struct devrt_slab *skip)
+static struct devrt_slab *find_slab(struct devrt_heap *heap, struct devrt_heap_shard *shard,
+                                    uint32_t size_class, uint32_t pages,
+                                    const struct devrt_slab *skip, bool picky)
 {
+    /* Only a hint, and large blocks search without a lock: relaxed atomics are enough. */
+    uint32_t *cursor =
+        &shard->cursor[size_class < DEVRT_HEAP_CLASS_COUNT ? size_class : DEVRT_HEAP_CLASS_COUNT];
     uint32_t count = devrt_atomic_load(&heap->slab_count, __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
-    for (uint32_t i = 0; i < count && i < DEVRT_ARCH_READ_ONLY(heap)->slab_capacity; ++i) {
-        struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
-            &DEVRT_ARCH_READ_ONLY(heap)->slabs[i], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
-        if (slab && slab != skip && slab->size_class == size_class && slab->pages == pages &&
-            devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE))
+    if (count > DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
+        count = DEVRT_ARCH_READ_ONLY(heap)->slab_capacity;
+    uint64_t tag = devrt_heap_slab_tag(size_class);
+    uint32_t i = devrt_atomic_load(cursor, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+    for (uint32_t n = 0; n < count; ++n, ++i) {
+        if (i >= count)
+            i = 0;
+        uint64_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->slabs[i], __ATOMIC_ACQUIRE,
+                                           DEVRT_SCOPE_DEVICE);
+        struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)(entry & ~SLAB_MASK);
+        if ((entry & SLAB_MASK) != tag || slab == skip || slab->pages != pages)
+            continue;
+        int32_t free =
+            (int32_t)devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+        if (free > (picky ? (int32_t)(slab->block_count / 4) : 0)) {
+            devrt_atomic_store(cursor, i + 1, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
             return slab;
+        }
     }
     return NULL;
 }
 
 /*
  * The slab to allocate from once `full` (or none yet) has no room: a used one with room,
- * else a new one. For a class, one wave at a time looks and the others take its result; a
- * large block needs no such care, since it gets a slab to itself.
+ * else a new one. For a class, one wave of the shard at a time looks and the others take
+ * its result; a large block needs no such care, since it gets a slab to itself.
  */
-static struct devrt_slab *next_slab(struct devrt_heap *heap, uint32_t size_class,
-                                    uint32_t block_size, struct devrt_slab *full)
+static struct devrt_slab *next_slab(struct devrt_heap *heap, struct devrt_heap_shard *shard,
+                                    uint32_t size_class, uint32_t block_size,
+                                    struct devrt_slab *full)
 {
     bool large = size_class == DEVRT_HEAP_LARGE_CLASS;
     uint32_t pages = large ? devrt_heap_large_pages(block_size) : 1;
@@ -125,57 +153,63 @@ static struct devrt_slab *next_slab(struct devrt_heap *heap, uint32_t size_class
     uint64_t now = seen;
     if (!large) {
         uint32_t unlocked = 0;
-        while (!devrt_atomic_cas(&heap->grow_lock[size_class], &unlocked, 1u, __ATOMIC_ACQUIRE,
+        while (!devrt_atomic_cas(&shard->grow_lock[size_class], &unlocked, 1u, __ATOMIC_ACQUIRE,
                                  DEVRT_SCOPE_DEVICE)) {
             unlocked = 0;
-            now =
-                devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+            now = devrt_atomic_load(&shard->current[size_class], __ATOMIC_ACQUIRE,
+                                    DEVRT_SCOPE_DEVICE);
             if (now != seen)
                 return (struct devrt_slab *)(uintptr_t)now;
             devrt_arch_sleep();
         }
-        now = devrt_atomic_load(&heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+        now = devrt_atomic_load(&shard->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
     }
     struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)now;
     if (now == seen) {
-        slab = find_slab(heap, size_class, pages, full);
+        slab = find_slab(heap, shard, size_class, pages, full, true);
         if (!slab)
             slab = new_slab(heap, block_size);
+        if (!slab)
+            slab = find_slab(heap, shard, size_class, pages, full, false);
     }
     if (!large) {
         if (slab && now == seen)
-            devrt_atomic_store(&heap->current[size_class], (uint64_t)(uintptr_t)slab,
+            devrt_atomic_store(&shard->current[size_class], (uint64_t)(uintptr_t)slab,
                                __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
-        devrt_atomic_store(&heap->grow_lock[size_class], 0u, __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+        devrt_atomic_store(&shard->grow_lock[size_class], 0u, __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     }
     return slab;
 }
 
-/* Reserve up to `want` blocks of the slab; returns how many. */
-static uint32_t reserve(struct devrt_slab *slab, uint32_t want)
+/*
+ * Reserve up to `want` blocks of the slab; returns how many, and sets *word to the bitmap
+ * word where they would be if blocks were taken in order, the place to start claiming.
+ * One atomic subtraction, whatever the contention (a compare-and-swap loop retries as
+ * often as waves collide); what it took past the free blocks goes back with one add. Until
+ * then the count reads below zero and others find the slab full, as it then is, or nearly.
+ */
+static uint32_t reserve(struct devrt_slab *slab, uint32_t want, uint32_t *word)
 {
-    uint32_t free = devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
-    while (free) {
-        uint32_t take = free < want ? free : want;
-        if (devrt_atomic_cas(&slab->free_count, &free, free - take, __ATOMIC_ACQUIRE,
-                             DEVRT_SCOPE_DEVICE))
-            return take;
-    }
-    return 0;
+    int32_t free = (int32_t)devrt_atomic_fetch_add(&slab->free_count, -want, __ATOMIC_ACQUIRE,
+                                                   DEVRT_SCOPE_DEVICE);
+    uint32_t take = free < 0 ? 0 : (uint32_t)free < want ? (uint32_t)free : want;
+    if (take < want)
+        devrt_atomic_fetch_add(&slab->free_count, want - take, __ATOMIC_RELAXED,
+                               DEVRT_SCOPE_DEVICE);
+    *word = (slab->block_count - (uint32_t)free) / 32;
+    return take;
 }
 
 /*
- * Claim up to `want` reserved blocks from one bitmap word; returns the bits won and sets
- * *word. Reserved blocks are free somewhere in the bitmap, so the search ends.
+ * Claim up to `want` reserved blocks from one bitmap word, looking from *word on; returns
+ * the bits won and sets *word. Reserved blocks are free somewhere in the bitmap, so the
+ * search ends. Waves start where their reservation says (blocks tend to be taken from the
+ * front of a slab), so those sharing a slab seldom race for one word.
  */
 static uint32_t claim(struct devrt_slab *slab, uint32_t want, uint32_t *word)
 {
     uint32_t words = (slab->block_count + 31) / 32;
-    /* Start near the frontier: blocks tend to be taken from the front of a slab. */
-    uint32_t used = slab->block_count -
-                    devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
-    uint32_t start = used / 32 < words ? used / 32 : 0;
-    for (uint32_t i = start;; i = i + 1 == words ? 0 : i + 1) {
+    for (uint32_t i = *word < words ? *word : 0;; i = i + 1 == words ? 0 : i + 1) {
         uint32_t free = ~devrt_atomic_load(&slab->bitmap[i], __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         uint32_t take = 0;
         for (uint32_t n = 0; n < want && free; ++n) {
@@ -212,20 +246,21 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
     bool leader = rank == 0;
     bool large = size_class == DEVRT_HEAP_LARGE_CLASS;
     void *mine = NULL;
-    uint32_t served = 0;
+    uint32_t served = 0, word = 0;
+    struct devrt_heap_shard *shard = shard_of(heap);
     struct devrt_slab *slab = NULL;
     if (leader && !large)
         slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
-            &heap->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+            &shard->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
     while (served < count) {
         uint32_t reserved = 0;
         if (leader) {
             if (slab)
-                reserved = reserve(slab, count - served);
+                reserved = reserve(slab, count - served, &word);
             if (!reserved) {
-                slab = next_slab(heap, size_class, block_size, slab);
+                slab = next_slab(heap, shard, size_class, block_size, slab);
                 if (slab)
-                    reserved = reserve(slab, count - served);
+                    reserved = reserve(slab, count - served, &word);
             }
             /* A reused large slab takes the size of its new block; only its owner frees it. */
             if (large && reserved)
@@ -236,22 +271,22 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
         if (!slab)
             break; /* exhausted */
         for (uint32_t end = served + reserved; served < end;) {
-            uint32_t word = 0, won = 0;
+            uint32_t won = 0;
             if (leader)
                 won = claim(slab, end - served, &word);
             won = devrt_arch_read_first_sync(group, won);
-            word = devrt_arch_read_first_sync(group, word);
+            uint32_t at = devrt_arch_read_first_sync(group, word);
             uint32_t n = (uint32_t)__builtin_popcount(won);
             uint32_t nth = rank - served; /* wraps for the lanes already served */
             if (nth < n)
                 mine = (char *)slab + slab->data_offset +
-                       (uint64_t)(word * 32 + nth_bit(won, nth)) * block_size;
+                       (uint64_t)(at * 32 + nth_bit(won, nth)) * block_size;
             served += n;
         }
     }
     if (leader) {
-        devrt_atomic_fetch_add(&heap->bytes_in_use, (uint64_t)served * block_size, __ATOMIC_RELAXED,
-                               DEVRT_SCOPE_DEVICE);
+        devrt_atomic_fetch_add(&shard->bytes_in_use, (uint64_t)served * block_size,
+                               __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         if (served < count)
             devrt_atomic_fetch_add(&heap->failed_allocations, (uint64_t)(count - served),
                                    __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
@@ -286,7 +321,8 @@ DEVRT_ARCH_INLINE void *devrt_malloc(size_t size)
             bool in = size_class == first && (!large || devrt_arch_rank_in(waiting) == 0);
             uint64_t group = devrt_arch_ballot_sync(waiting, in);
             if (in) {
-                result = allocate_group(group, heap, size_class, block_size);
+                result = allocate_group(group, heap, first,
+                                        devrt_arch_read_first_sync(group, block_size));
                 pending = false;
             }
         }
@@ -321,7 +357,7 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
                                        DEVRT_SCOPE_DEVICE) &
                 bit) {
                 devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
-                devrt_atomic_fetch_add(&heap->bytes_in_use, -(uint64_t)slab->block_size,
+                devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)slab->block_size,
                                        __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 return;
             }

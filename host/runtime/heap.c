@@ -194,7 +194,11 @@ int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats)
     pthread_mutex_lock(&device->server.lock);
     stats->bytes_reserved = module->heap.reserved_bytes;
     pthread_mutex_unlock(&device->server.lock);
-    stats->bytes_in_use = heap.bytes_in_use;
+    /* Each shard counts what it handed out less what was freed through it: only the sum is
+       the heap's, and it wraps back to the truth however the parts did. */
+    stats->bytes_in_use = 0;
+    for (uint32_t shard = 0; shard < DEVRT_HEAP_SHARDS; ++shard)
+        stats->bytes_in_use += heap.shard[shard].bytes_in_use;
     stats->slabs = heap.slab_count < heap.slab_capacity ? heap.slab_count : heap.slab_capacity;
     stats->failed_allocations = heap.failed_allocations;
     stats->max_bytes = module->heap.max_bytes;

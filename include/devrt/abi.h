@@ -12,7 +12,7 @@
 
 /* Bump on any change to a layout in this header or in rpc.h. */
 #ifndef DEVRT_ABI_VERSION
-#define DEVRT_ABI_VERSION 3u /* 2: open-length RPC messages; 3: a state word per port */
+#define DEVRT_ABI_VERSION 3u /* 2: open-length RPC messages; 3: port state words, heap shards */
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */

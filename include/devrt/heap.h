@@ -26,7 +26,8 @@ struct devrt_slab {
     uint32_t size_class; /* a class, or DEVRT_HEAP_LARGE_CLASS */
     uint32_t block_size; /* bytes per block (large: the whole block) */
     uint32_t block_count;
-    uint32_t free_count;  /* blocks not reserved; allocators reserve before they claim */
+    uint32_t free_count;  /* blocks not reserved; allocators reserve before they claim. Read
+                             as signed: an over-reservation dips below zero until given back */
     uint32_t data_offset; /* from the slab's start to its first block */
     uint32_t pages;       /* SLAB_BYTES units this slab spans */
     uint32_t reciprocal;  /* ceil(2^24 / (block_size / 16)), so free needs no division; 0 large */
@@ -42,20 +43,41 @@ struct devrt_heap_class {
     uint32_t bitmap_words;
 };
 
+/*
+ * Waves allocate through one of DEVRT_HEAP_SHARDS shards, picked by workgroup, so that
+ * workgroups on different compute units reserve from different slabs and find new ones
+ * under different locks. Each shard is aligned to its own cache lines.
+ */
+#define DEVRT_HEAP_SHARDS 16u
+
+struct devrt_heap_shard {
+    _Alignas(128) uint64_t current[DEVRT_HEAP_CLASS_COUNT]; /* the slab each class allocates from */
+    uint32_t grow_lock[DEVRT_HEAP_CLASS_COUNT];  /* one wave at a time finds a class a slab */
+    uint32_t cursor[DEVRT_HEAP_CLASS_COUNT + 1]; /* where the next search of slabs starts, per
+                                                    class and (last) for large blocks */
+    uint64_t bytes_in_use; /* block bytes handed out less those freed through this shard; only
+                              the sum over shards means anything */
+};
+
 struct devrt_heap {
-    uint64_t current[DEVRT_HEAP_CLASS_COUNT];   /* the slab each class allocates from */
-    uint32_t grow_lock[DEVRT_HEAP_CLASS_COUNT]; /* one wave at a time finds a class a slab */
+    struct devrt_heap_shard shard[DEVRT_HEAP_SHARDS];
     uint32_t slab_count;
     uint32_t slab_capacity;
-    uint64_t *slabs;      /* slab_capacity slab addresses in order of creation */
+    uint64_t *slabs;      /* slab_capacity slab addresses in order of creation, each with its
+                             slab_tag in the low bits */
     uint32_t *lookup;     /* open addressing set of slab numbers (address >> SLAB_SHIFT);
                              0 is empty. 32 bits cover 48-bit addresses. */
     uint32_t lookup_mask; /* lookup holds lookup_mask + 1 entries */
     uint32_t reserved;
-    uint64_t max_block;    /* the largest allocation the heap serves */
-    uint64_t bytes_in_use; /* block bytes handed out and not freed */
+    uint64_t max_block; /* the largest allocation the heap serves */
     uint64_t failed_allocations;
 };
+
+/* A slab's class in the low bits of its entry in slabs, so a search reads no other headers. */
+static inline uint64_t devrt_heap_slab_tag(uint32_t size_class)
+{
+    return (size_class & 0xfffu) + 1; /* never 0: an entry not yet written matches nothing */
+}
 
 /*
  * DEVRT_RPC_HEAP_GROW asks for a new slab with an empty message whose argument is the

@@ -1,6 +1,8 @@
 /* Kernels of the RPC benchmark. */
 #include <devrt/devrt.h>
 
+#include "rpc_client.h"
+
 /* Time `rounds` one-packet round trips per lane, in clock ticks. */
 DEVRT_KERNEL void round_trips(uint64_t *samples, uint32_t rounds)
 {
@@ -33,5 +35,38 @@ DEVRT_KERNEL void host_reads(const uint32_t *word, uint64_t *samples, uint32_t r
         if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0xdead)
             return;
         samples[i] = devrt_clock() - start;
+    }
+}
+
+/*
+ * Where one wave's round trip spends its time: the protocol's steps one by one, as
+ * devrt_rpc_echo takes them, with lane 0's clock read after each. steps[round * 5 + k]:
+ * taking a port, sending the request, waiting for the hand-back, reading the reply, and
+ * giving the port up.
+ */
+DEVRT_KERNEL void round_trip_steps(uint64_t *steps, uint32_t rounds)
+{
+    uint64_t payload[4] = {devrt_global_id(DEVRT_X), 1, 2, 3};
+    for (uint32_t i = 0; i < rounds; ++i) {
+        uint64_t t[6];
+        t[0] = devrt_clock();
+        struct devrt_rpc_port port = devrt_rpc_open();
+        t[1] = devrt_clock();
+        devrt_rpc_send(&port, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY, 0, payload, sizeof payload);
+        t[2] = devrt_clock();
+        devrt_rpc_wait(port.channel, port.index, port.outbox);
+        port.settled = true;
+        t[3] = devrt_clock();
+        uint64_t reply = port.buffer->packet[devrt_arch_lane_id()].word[0];
+        uint32_t status = port.buffer->header.flags;
+        /* The branch needs both values, so the clock below is read after they arrived. */
+        if (reply == 0 && status == 0xdead)
+            return;
+        t[4] = devrt_clock();
+        devrt_rpc_close(&port);
+        t[5] = devrt_clock();
+        if (devrt_lane_id() == 0)
+            for (uint32_t k = 0; k < 5; ++k)
+                steps[i * 5 + k] = t[k + 1] - t[k];
     }
 }

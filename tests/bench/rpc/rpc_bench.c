@@ -97,6 +97,35 @@ static void host_reads(devrt_module *module, devrt_device *device, uint32_t roun
     devrt_mem_free(device, samples);
 }
 
+/* One wave's round trips step by step (the kernel round_trip_steps): the median of each. */
+static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_t wave,
+                             uint32_t rounds)
+{
+    static const char *const names[] = {"take a port", "send the request", "wait for the hand-back",
+                                        "read the reply", "give the port up"};
+    uint64_t *steps = devrt_mem_alloc(device, (size_t)rounds * 5 * sizeof *steps);
+    uint64_t *column = malloc(rounds * sizeof *column);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(steps), DEVRT_ARG_UINT(rounds)};
+    struct devrt_launch_config config = {{1, 1, 1}, {wave, 1, 1}};
+    if (!steps || !column ||
+        devrt_launch(module, "round_trip_steps", &config, args, 2, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+        exit(1);
+    }
+    printf("\n| step of a round trip, 1 wave (%u lanes x %u) | median us | p99 us |\n"
+           "|---|---|---|\n",
+           wave, rounds);
+    for (uint32_t k = 0; k < 5; ++k) {
+        for (uint32_t i = 0; i < rounds; ++i)
+            column[i] = steps[i * 5 + k];
+        qsort(column, rounds, sizeof *column, compare);
+        printf("| %s | %.2f | %.2f |\n", names[k], (double)column[rounds / 2] / 1000.0,
+               (double)column[rounds * 99 / 100] / 1000.0);
+    }
+    free(column);
+    devrt_mem_free(device, steps);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -129,6 +158,7 @@ int main(int argc, char **argv)
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "1 wave calling", 1, wave, 2000);
         latency(module, device, "all waves calling", 132 * 8, 256, 8);
+        round_trip_steps(module, device, wave, 2000);
         lanes = 132 * 8 * 256;
         rounds = 4;
         block = 256;
