@@ -1,7 +1,7 @@
 /*
  * The host side of the device heap: it sets up the heap's control block when a module is
- * loaded and serves DEVRT_RPC_HEAP_GROW, the device's request for slab memory, first from
- * the initial reservation and then from the backend's device memory, up to the maximum.
+ * loaded and serves DEVRT_RPC_HEAP_GROW, the device's request for slab memory, cut from a
+ * reserve of device memory that doubles the heap each time it runs out, up to the maximum.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +64,7 @@ int devrt_heap_attach(devrt_module *module)
                             DEVRT_HEAP_SLAB_BYTES);
     size_t initial =
         device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
-    h->initial_bytes =
+    h->reserve_bytes =
         align_up(initial < h->max_bytes ? initial : h->max_bytes, DEVRT_HEAP_SLAB_BYTES);
 
     uint32_t capacity = (uint32_t)(h->max_bytes / DEVRT_HEAP_SLAB_BYTES);
@@ -85,14 +85,14 @@ int devrt_heap_attach(devrt_module *module)
     h->device_heap = ops->alloc(device, sizeof heap, DEVRT_MEMORY_DEVICE);
     h->slabs = heap.slabs;
     h->lookup = heap.lookup;
-    h->initial = h->initial_bytes ? allocate_chunk(module, h->initial_bytes) : NULL;
-    if (!heap.slabs || !heap.lookup || !h->device_heap || (h->initial_bytes && !h->initial) ||
+    h->reserve = h->reserve_bytes ? allocate_chunk(module, h->reserve_bytes) : NULL;
+    if (!heap.slabs || !heap.lookup || !h->device_heap || (h->reserve_bytes && !h->reserve) ||
         ops->write(device, h->device_heap, &heap, sizeof heap) != 0) {
         devrt_heap_detach(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no device memory for a heap of %zu bytes",
-                          h->initial_bytes);
+                          h->reserve_bytes);
     }
-    h->reserved_bytes = h->initial_bytes;
+    h->reserved_bytes = h->reserve_bytes;
     return DEVRT_SUCCESS;
 }
 
@@ -109,23 +109,42 @@ void devrt_heap_detach(devrt_module *module)
     memset(h, 0, sizeof *h);
 }
 
+/*
+ * A new reserve of at least `bytes`: as large as the heap already is, up to its maximum,
+ * so that the heap doubles and a kernel that needs many slabs waits for few device
+ * allocations (each one is slow, and the kernel's waves wait for it). What the old reserve
+ * had left stays unused.
+ */
+static int grow_reserve(devrt_module *module, uint64_t bytes)
+{
+    struct devrt_module_heap *h = &module->heap;
+    uint64_t room = h->max_bytes - h->reserved_bytes;
+    if (bytes > room)
+        return -1;
+    uint64_t grow = h->reserved_bytes > bytes ? h->reserved_bytes : bytes;
+    grow = grow < room ? grow : room;
+    void *chunk = allocate_chunk(module, grow);
+    if (!chunk && grow > bytes)
+        chunk = allocate_chunk(module, grow = bytes);
+    if (!chunk)
+        return -1;
+    h->reserve = chunk;
+    h->reserve_bytes = grow;
+    h->reserve_used = 0;
+    h->reserved_bytes += grow;
+    return 0;
+}
+
 /* Hand out `pages` slabs of zeroed memory; 0 when the heap is at its maximum. */
 static uint64_t reserve_pages(devrt_module *module, uint32_t pages)
 {
     struct devrt_module_heap *h = &module->heap;
     uint64_t bytes = (uint64_t)pages * DEVRT_HEAP_SLAB_BYTES;
-    if (h->initial_used + bytes <= h->initial_bytes) {
-        uint64_t address = (uint64_t)(uintptr_t)h->initial + h->initial_used;
-        h->initial_used += bytes;
-        return address;
-    }
-    if (h->reserved_bytes + bytes > h->max_bytes)
+    if (h->reserve_used + bytes > h->reserve_bytes && grow_reserve(module, bytes) != 0)
         return 0;
-    void *chunk = allocate_chunk(module, bytes);
-    if (!chunk)
-        return 0;
-    h->reserved_bytes += bytes;
-    return (uint64_t)(uintptr_t)chunk;
+    uint64_t address = (uint64_t)(uintptr_t)h->reserve + h->reserve_used;
+    h->reserve_used += bytes;
+    return address;
 }
 
 /* Write the header and bitmap of an empty slab for blocks of `block_size`. */

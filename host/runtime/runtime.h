@@ -12,7 +12,7 @@
 #include <devrt/rpc.h>
 
 enum devrt_memory {
-    DEVRT_MEMORY_DEVICE, /* device memory: the state block, the port locks */
+    DEVRT_MEMORY_DEVICE, /* device memory: the state block, the ports' state words */
     DEVRT_MEMORY_HOST    /* host-visible memory: mailboxes, buffers, user data */
 };
 
@@ -91,8 +91,8 @@ struct devrt_module_heap {
     uint32_t *lookup;
     void **chunks; /* every allocation backing the heap, as the backend returned it */
     size_t chunk_count, chunk_capacity;
-    char *initial; /* the initial reservation, handed out first */
-    size_t initial_bytes, initial_used;
+    char *reserve; /* device memory that new slabs are cut from, front first */
+    size_t reserve_bytes, reserve_used;
     size_t reserved_bytes, max_bytes;
     struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COUNT];
 };

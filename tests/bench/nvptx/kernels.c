@@ -1,6 +1,8 @@
 /*
  * devrt's heap and printf against CUDA's own (the driver's device malloc, free and
- * vprintf, which PTX may call as external functions), in one PTX image.
+ * vprintf, which PTX may call as external functions), in one PTX image. Each measure has
+ * one kernel per side, built from the same inline body, so that the two run the same
+ * loop and neither pays for the other's code.
  */
 #include <devrt/devrt.h>
 
@@ -8,13 +10,28 @@ void *malloc(size_t size);
 void free(void *ptr);
 int vprintf(const char *format, void *arguments);
 
-/* samples[lane * rounds + i]: nanoseconds for one allocation and its free. */
-DEVRT_KERNEL void malloc_free(uint64_t *samples, uint32_t *failures, uint32_t rounds, uint32_t size,
-                              uint32_t cuda)
+/* Allocations that returned NULL since the last take_nulls, in device memory. */
+static uint32_t null_count;
+
+/* 16 to 256 bytes in steps of 16, from a hash of the lane and the round. */
+static inline size_t block_size(uint32_t lane, uint32_t round)
 {
-    uint64_t lane = devrt_global_id(DEVRT_X);
+    uint32_t h = lane * 0x9e3779b1u ^ round * 0x85ebca77u;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    h *= 0x297a2d39u;
+    h ^= h >> 15;
+    return 16 * (1 + (size_t)(h >> 28));
+}
+
+/* Each lane allocates a block, writes a byte of it and frees it, ROUNDS times. */
+__attribute__((always_inline)) static inline void malloc_free(uint32_t rounds, bool cuda)
+{
+    uint32_t lane = (uint32_t)devrt_global_id(DEVRT_X);
+    uint32_t nulls = 0;
     for (uint32_t i = 0; i < rounds; ++i) {
-        uint64_t start = devrt_clock();
+        size_t size = block_size(lane, i);
         char *p = cuda ? malloc(size) : devrt_malloc(size);
         if (p) {
             *(volatile char *)p = (char)i;
@@ -23,10 +40,27 @@ DEVRT_KERNEL void malloc_free(uint64_t *samples, uint32_t *failures, uint32_t ro
             else
                 devrt_free(p);
         } else {
-            __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
+            ++nulls;
         }
-        samples[lane * rounds + i] = devrt_clock() - start;
     }
+    if (nulls)
+        __atomic_fetch_add(&null_count, nulls, __ATOMIC_RELAXED);
+}
+
+DEVRT_KERNEL void heap_devrt(uint32_t rounds)
+{
+    malloc_free(rounds, false);
+}
+
+DEVRT_KERNEL void heap_cuda(uint32_t rounds)
+{
+    malloc_free(rounds, true);
+}
+
+/* One lane: *count = the NULLs counted since the last call, and the count starts again. */
+DEVRT_KERNEL void take_nulls(uint32_t *count)
+{
+    *count = __atomic_exchange_n(&null_count, 0u, __ATOMIC_RELAXED);
 }
 
 struct line_arguments {
@@ -35,8 +69,8 @@ struct line_arguments {
     double value;
 };
 
-/* Each lane prints `lines` lines of three arguments. */
-DEVRT_KERNEL void print_lines(uint32_t lines, uint32_t cuda)
+/* Each lane prints LINES lines of three arguments. */
+__attribute__((always_inline)) static inline void print_lines(uint32_t lines, bool cuda)
 {
     uint32_t lane = (uint32_t)devrt_global_id(DEVRT_X);
     for (uint32_t line = 0; line < lines; ++line) {
@@ -47,4 +81,14 @@ DEVRT_KERNEL void print_lines(uint32_t lines, uint32_t cuda)
             devrt_printf("lane %u line %u value %f\n", lane, line, lane * 0.5);
         }
     }
+}
+
+DEVRT_KERNEL void printf_devrt(uint32_t lines)
+{
+    print_lines(lines, false);
+}
+
+DEVRT_KERNEL void printf_cuda(uint32_t lines)
+{
+    print_lines(lines, true);
 }

@@ -1,21 +1,40 @@
 /*
- * devrt's heap and printf against CUDA's on an NVIDIA GPU, through the CUDA backend:
+ * devrt's heap and printf against CUDA's on an NVIDIA GPU, side by side in one run,
+ * through the CUDA backend:
  *
- *   nvptx_bench IMAGE [devrt-heap] [cuda-heap] [printf]
+ *   nvptx_bench IMAGE [heap] [printf] [heap-mib=N] [verbose] > /dev/null
  *
- * runs the parts named (all three by default); tables go to stderr, the kernels' printed
- * lines to stdout.
+ * runs the parts named (both by default, printf first); tables go to stderr as markdown, the
+ * kernels' printed lines to stdout; verbose adds each launch's time as it ends (to see where a
+ * launch hangs). Every figure is devrt's and CUDA's from the same run, and the
+ * ratio devrt / CUDA of the two.
  *
- * Heap: the time one lane waits for an allocation and its free (median, p99), with one
- * warp calling and with a grid that fills the GPU. printf: the wall time of a launch whose
- * lanes each print lines, output delivered (devrt's while the kernel runs, CUDA's at the
- * end), and the lines per second that makes.
+ * Heap: each thread allocates and frees a block ROUNDS times, 16 to 256 bytes picked by a
+ * hash of the thread and the round (the same sizes on both sides), writing one byte of it
+ * between; operations (one malloc + one free) per second, for 1 thread to about a million.
+ * Both heaps get N MiB (default 256, devrt's default maximum): devrt's through its device
+ * options, CUDA's through cuCtxSetLimit (its default is 8 MiB).
+ *
+ * printf: every thread prints lines of three arguments ("lane %u line %u value %f\n"),
+ * devrt_printf against CUDA's vprintf; lines per second until the output is written
+ * (devrt's streams while the kernel runs, CUDA's is written when it ends). CUDA keeps its
+ * lines in a FIFO of fixed size until the kernel ends (1 MiB by CUDA's documentation, about
+ * 30000 lines; the table's note gives what the driver reports), so no launch prints more
+ * than 16384.
+ *
+ * Every figure is the launch's wall time on the host around devrt_launch, best of three
+ * launches after a warm-up launch of the same kernel and shape (the first launch of a
+ * kernel pays for the driver's lazy module loading).
+ *
+ * The runtime has no call for the SM count or CUDA's limits, so the program takes those
+ * few from the driver that devrt opened (libcuda.so.1; devrt's primary context is current
+ * on this thread once the device is open).
  */
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <devrt/host.h>
 
@@ -23,85 +42,279 @@
 
 static devrt_device *device;
 static devrt_module *module;
+static uint32_t *nulls; /* take_nulls' answer, host-visible */
+static bool verbose;    /* each launch's time on stderr as it ends, between the rows */
 
-static int compare(const void *a, const void *b)
+/* The driver's few calls and constants used here (cuda.h's values; CUresult 0 = success). */
+enum {
+    CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
+    CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+};
+static struct {
+    int (*device_get)(int *device, int ordinal);
+    int (*device_get_name)(char *name, int length, int device);
+    int (*device_get_attribute)(int *value, int attribute, int device);
+    int (*set_limit)(int limit, size_t value);
+    int (*get_limit)(size_t *value, int limit);
+} cu;
+
+static bool open_driver(void)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+        return false;
+#define FIND(field, symbol) cu.field = (__typeof__(cu.field))dlsym(library, symbol)
+    FIND(device_get, "cuDeviceGet");
+    FIND(device_get_name, "cuDeviceGetName");
+    FIND(device_get_attribute, "cuDeviceGetAttribute");
+    FIND(set_limit, "cuCtxSetLimit");
+    FIND(get_limit, "cuCtxGetLimit");
+#undef FIND
+    return cu.device_get && cu.device_get_name && cu.device_get_attribute && cu.set_limit &&
+           cu.get_limit;
 }
 
-static void heap(const char *what, uint32_t groups, uint32_t block, uint32_t rounds, uint32_t size,
-                 uint32_t cuda)
+/* The first failure of each side, told under the table it broke. */
+static char failure[2][512];
+
+/*
+ * Wall seconds of one launch of KERNEL over GROUPS x BLOCK threads, its output written;
+ * negative if it failed.
+ */
+static double launch(const char *kernel, uint32_t groups, uint32_t block, struct devrt_arg arg,
+                     int cuda)
 {
-    size_t n = (size_t)groups * block * rounds;
-    uint64_t *samples = devrt_mem_alloc(device, n * sizeof *samples);
-    uint32_t *failures = devrt_mem_alloc(device, sizeof *failures);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_PTR(failures),
-                               DEVRT_ARG_UINT(rounds), DEVRT_ARG_UINT(size), DEVRT_ARG_UINT(cuda)};
     struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
+    if (verbose)
+        fprintf(stderr, "  %s %u x %u (%u): ", kernel, groups, block, arg.value.u32);
+    fflush(stdout);
     double start = harness_seconds();
-    if (devrt_launch(module, "malloc_free", &config, args, 5, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
-        exit(1);
-    }
+    int status = devrt_launch(module, kernel, &config, &arg, 1, NULL);
+    fflush(stdout);
     double elapsed = harness_seconds() - start;
-    qsort(samples, n, sizeof *samples, compare);
-    fprintf(stderr, "| %s malloc(%u)+free, %s (%u lanes x %u) | %.2f | %.2f | %.1f | %u |\n",
-            cuda ? "CUDA" : "devrt", size, what, groups * block, rounds,
-            (double)samples[n / 2] / 1000.0, (double)samples[n * 99 / 100] / 1000.0, elapsed * 1000,
-            *failures);
-    devrt_mem_free(device, samples);
-    devrt_mem_free(device, failures);
+    if (verbose)
+        fprintf(stderr, "%.3f ms%s\n", elapsed * 1000, status == DEVRT_SUCCESS ? "" : ", failed");
+    if (status == DEVRT_SUCCESS)
+        return elapsed;
+    if (!failure[cuda][0])
+        snprintf(failure[cuda], sizeof failure[cuda], "%s, %u x %u threads: %s", kernel, groups,
+                 block, devrt_last_error());
+    return -1;
 }
 
-static void print(uint32_t groups, uint32_t block, uint32_t lines, uint32_t cuda)
+/* The NULLs that heap launches counted since the last call. */
+static uint32_t take_nulls(void)
 {
-    struct devrt_arg args[] = {DEVRT_ARG_UINT(lines), DEVRT_ARG_UINT(cuda)};
-    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
-    fflush(stdout);
-    double start = harness_seconds();
-    if (devrt_launch(module, "print_lines", &config, args, 2, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+    *nulls = 0;
+    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_arg arg = DEVRT_ARG_PTR(nulls);
+    if (devrt_launch(module, "take_nulls", &one, &arg, 1, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "take_nulls failed: %s\n", devrt_last_error());
         exit(1);
     }
-    fflush(stdout);
-    double elapsed = harness_seconds() - start;
-    double total = (double)groups * block * lines;
-    fprintf(stderr, "| %s printf, %u lanes x %u lines | %.1f ms | %.0f lines/s |\n",
-            cuda ? "CUDA" : "devrt", groups * block, lines, elapsed * 1000, total / elapsed);
+    return *nulls;
+}
+
+struct figure {
+    double seconds; /* the best launch's; negative if a launch failed */
+    uint32_t nulls; /* in the best launch */
+};
+
+/* A warm-up launch, then the best of three. */
+static struct figure measure(const char *kernel, uint32_t groups, uint32_t block,
+                             struct devrt_arg arg, int cuda, bool heap)
+{
+    struct figure best = {-1, 0};
+    for (int i = 0; i < 4; ++i) {
+        double seconds = launch(kernel, groups, block, arg, cuda);
+        if (seconds < 0)
+            return (struct figure){-1, 0};
+        uint32_t count = heap ? take_nulls() : 0;
+        if (verbose && heap)
+            fprintf(stderr, "  NULLs: %u\n", count);
+        if (i > 0 && (best.seconds < 0 || seconds < best.seconds))
+            best = (struct figure){seconds, count};
+    }
+    return best;
+}
+
+/* "| rate | rate | ratio |" cells, "failed" where a side's launch failed. */
+static void rates(double work, struct figure devrt, struct figure cuda)
+{
+    if (devrt.seconds < 0)
+        fprintf(stderr, "| failed ");
+    else
+        fprintf(stderr, "| %.0f ", work / devrt.seconds);
+    if (cuda.seconds < 0)
+        fprintf(stderr, "| failed ");
+    else
+        fprintf(stderr, "| %.0f ", work / cuda.seconds);
+    if (devrt.seconds < 0 || cuda.seconds < 0)
+        fprintf(stderr, "| - ");
+    else
+        fprintf(stderr, "| %.2f ", cuda.seconds / devrt.seconds);
+}
+
+static void tell_failures(void)
+{
+    for (int cuda = 0; cuda < 2; ++cuda) {
+        if (failure[cuda][0])
+            fprintf(stderr, "\n%s launch failed: %s\n", cuda ? "CUDA" : "devrt", failure[cuda]);
+        failure[cuda][0] = '\0';
+    }
+}
+
+static void heap(uint32_t full, uint32_t heap_mib, size_t cuda_heap)
+{
+    /* Threads per row, full occupancy in its place; blocks of 256 from 256 threads up. */
+    uint32_t counts[7] = {1, 32, 1024, 32768, 4096 * 256}, rows = 5, at = 0;
+    while (at < rows && counts[at] < full)
+        ++at;
+    if (at == rows || counts[at] != full) {
+        memmove(&counts[at + 1], &counts[at], (rows - at) * sizeof *counts);
+        counts[at] = full;
+        ++rows;
+    }
+    fprintf(stderr,
+            "\n| threads | rounds | devrt ops/s | CUDA ops/s | devrt / CUDA | devrt NULLs | "
+            "CUDA NULLs |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (uint32_t row = 0; row < rows; ++row) {
+        uint32_t block = counts[row] < 256 ? counts[row] : 256;
+        uint32_t groups = (counts[row] + block - 1) / block, threads = groups * block;
+        /* 65536 operations a launch, with 4 to 4096 rounds a thread. */
+        uint32_t rounds = 65536 / threads;
+        rounds = rounds < 4 ? 4 : rounds > 4096 ? 4096 : rounds;
+        /* CUDA's first: with verbose, its figure shows even if devrt's launch hangs. */
+        struct figure cuda = measure("heap_cuda", groups, block, DEVRT_ARG_UINT(rounds), 1, true);
+        struct figure devrt = measure("heap_devrt", groups, block, DEVRT_ARG_UINT(rounds), 0, true);
+        fprintf(stderr, "| %u%s | %u ", threads, counts[row] == full ? " (full)" : "", rounds);
+        rates((double)threads * rounds, devrt, cuda);
+        fprintf(stderr, "| %u | %u |\n", devrt.nulls, cuda.nulls);
+    }
+    fprintf(stderr,
+            "\nOne op: a malloc of 16 to 256 bytes (16-byte steps, the same sizes on both sides), "
+            "a byte written, its free; ops/s = threads x rounds / the launch's wall time, best of "
+            "3 after a warm-up; NULLs: allocations that failed in that launch.\n");
+    if (cuda_heap)
+        fprintf(stderr, "Heaps: devrt's up to %u MiB, CUDA's %.0f MiB (cuCtxSetLimit).\n", heap_mib,
+                (double)cuda_heap / (1 << 20));
+    else
+        fprintf(stderr,
+                "Heaps: devrt's up to %u MiB, CUDA's at the driver's default (8 MiB): the driver "
+                "would not set it.\n",
+                heap_mib);
+    struct devrt_heap_stats stats;
+    if (devrt_heap_stats(module, &stats) == DEVRT_SUCCESS)
+        fprintf(stderr,
+                "devrt's heap afterwards: %llu bytes in use, %llu reserved in %u slabs, %llu "
+                "failed allocations in all.\n",
+                (unsigned long long)stats.bytes_in_use, (unsigned long long)stats.bytes_reserved,
+                stats.slabs, (unsigned long long)stats.failed_allocations);
+    tell_failures();
+}
+
+static void print(size_t fifo)
+{
+    static const uint32_t shapes[][3] = {{1, 32, 1}, {1, 32, 2}, {64, 256, 1}, {32, 256, 2}};
+    fprintf(stderr, "\n| threads x lines | devrt lines/s | CUDA lines/s | devrt / CUDA | devrt ms "
+                    "| CUDA ms |\n|---|---:|---:|---:|---:|---:|\n");
+    for (size_t row = 0; row < sizeof shapes / sizeof *shapes; ++row) {
+        uint32_t groups = shapes[row][0], block = shapes[row][1], lines = shapes[row][2];
+        struct devrt_arg arg = DEVRT_ARG_UINT(lines);
+        struct figure devrt = measure("printf_devrt", groups, block, arg, 0, false);
+        struct figure cuda = measure("printf_cuda", groups, block, arg, 1, false);
+        fprintf(stderr, "| %u x %u ", groups * block, lines);
+        rates((double)groups * block * lines, devrt, cuda);
+        for (int side = 0; side < 2; ++side) {
+            double seconds = side ? cuda.seconds : devrt.seconds;
+            if (seconds < 0)
+                fprintf(stderr, "| - ");
+            else
+                fprintf(stderr, "| %.2f ", seconds * 1000);
+        }
+        fprintf(stderr, "|\n");
+    }
+    fprintf(stderr,
+            "\nEach line: \"lane %%u line %%u value %%f\\n\" (devrt_printf against vprintf); "
+            "lines/s = lines / the launch's wall time until the output is written, best of 3 "
+            "after a warm-up.");
+    if (fifo)
+        fprintf(stderr, " CUDA's printf FIFO: %.0f KiB.", (double)fifo / 1024);
+    fprintf(stderr, "\n");
+    tell_failures();
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: nvptx_bench IMAGE [heap] [printf] [heap-mib=N] [verbose] > /dev/null\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: nvptx_bench IMAGE\n");
+        usage();
         return 2;
     }
-    int exit_code = harness_open(DEVRT_BACKEND_CUDA, NULL, argv[1], &device, &module);
+    bool run_heap = false, run_print = false;
+    uint32_t heap_mib = 256;
+    for (int i = 2; i < argc; ++i) {
+        char *end = argv[i];
+        if (!strncmp(argv[i], "heap-mib=", 9))
+            heap_mib = (uint32_t)strtoul(argv[i] + 9, &end, 10);
+        if (!strcmp(argv[i], "verbose")) {
+            verbose = true;
+        } else if (!strcmp(argv[i], "heap")) {
+            run_heap = true;
+        } else if (!strcmp(argv[i], "printf")) {
+            run_print = true;
+        } else if (end == argv[i] || *end || heap_mib == 0 || heap_mib > 65536) {
+            usage();
+            return 2;
+        }
+    }
+    if (!run_heap && !run_print)
+        run_heap = run_print = true;
+
+    struct devrt_device_options options = {.heap_max_bytes = (size_t)heap_mib << 20};
+    int exit_code = harness_open(DEVRT_BACKEND_CUDA, &options, argv[1], &device, &module);
     if (exit_code)
         return exit_code;
-    bool parts[3] = {argc < 3, argc < 3, argc < 3};
-    for (int i = 2; i < argc; ++i)
-        for (int part = 0; part < 3; ++part)
-            parts[part] |=
-                !strcmp(argv[i], (const char *[]){"devrt-heap", "cuda-heap", "printf"}[part]);
-    fprintf(stderr, "\n| heap | median us | p99 us | kernel ms | NULLs |\n|---|---|---|---|---|\n");
-    for (uint32_t cuda = 0; cuda < 2; ++cuda) {
-        if (!parts[cuda])
-            continue;
-        /* Warm the heap up (devrt's first slabs, CUDA's heap set-up) outside the figures. */
-        heap("warm-up", 132, 256, 1, 16, cuda);
-        heap("1 warp", 1, 32, 200, 16, cuda);
-        heap("1 warp", 1, 32, 200, 256, cuda);
-        heap("full GPU", 132 * 8, 256, 4, 16, cuda);
-        heap("full GPU", 132 * 8, 256, 4, 256, cuda);
+    nulls = devrt_mem_alloc(device, sizeof *nulls);
+    if (!nulls) {
+        fprintf(stderr, "no host-visible memory: %s\n", devrt_last_error());
+        return 1;
     }
-    /* CUDA's printf buffer holds 1 MiB by default: 16384 lines of ~35 bytes fit. */
-    fprintf(stderr, "\n| printf | launch wall time | lines/s |\n|---|---|---|\n");
-    for (uint32_t cuda = 0; cuda < 2 && parts[2]; ++cuda) {
-        print(1, 32, 1, cuda);
-        print(64, 256, 1, cuda);
+
+    /* What the runtime does not tell: the device's size and CUDA's limits. */
+    char name[256] = "NVIDIA GPU";
+    int sms = 132, per_sm = 2048, cu_device;
+    size_t cuda_heap = 0, fifo = 0;
+    if (open_driver() && cu.device_get(&cu_device, 0) == 0) {
+        cu.device_get_name(name, sizeof name, cu_device);
+        cu.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device);
+        cu.device_get_attribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                                cu_device);
+        /* Before any kernel calls CUDA's malloc, or the driver refuses. */
+        if (cu.set_limit(CU_LIMIT_MALLOC_HEAP_SIZE, (size_t)heap_mib << 20) == 0)
+            cu.get_limit(&cuda_heap, CU_LIMIT_MALLOC_HEAP_SIZE);
+        cu.get_limit(&fifo, CU_LIMIT_PRINTF_FIFO_SIZE);
     }
+    uint32_t full = (uint32_t)sms * (uint32_t)per_sm;
+
+    for (int i = 0; i < argc; ++i)
+        fprintf(stderr, "%s ", argv[i]);
+    fprintf(stderr, "# %s, %d SMs x %d threads = %u threads at full occupancy\n", name, sms, per_sm,
+            full);
+    /* printf first: it takes a second, and its table stands even if a heap launch hangs. */
+    if (run_print)
+        print(fifo);
+    if (run_heap)
+        heap(full, heap_mib, cuda_heap);
+
+    devrt_mem_free(device, nulls);
     devrt_module_unload(module);
     devrt_device_close(device);
     return 0;
