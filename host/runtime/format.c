@@ -45,6 +45,8 @@ struct spec {
     const char *start; /* the '%' */
     size_t size;       /* through the conversion character */
     char flags[8];     /* at most one of each of "-+ #0" */
+    bool minus, zero;  /* whether flags has "-", "0" */
+    bool other_flags;  /* whether it has any of "+ #" */
     bool has_width, has_precision;
     bool width_star, precision_star; /* given by an argument */
     int width, precision;
@@ -132,6 +134,72 @@ static void emit(struct formatter *f, const char *data, int size)
         devrt_text_append(f->out, data, (size_t)size);
 }
 
+static void append_repeated(struct devrt_text *out, char c, size_t count)
+{
+    char chunk[64];
+    memset(chunk, c, sizeof chunk);
+    for (size_t n; count; count -= n) {
+        n = count < sizeof chunk ? count : sizeof chunk;
+        devrt_text_append(out, chunk, n);
+    }
+}
+
+/*
+ * Whether the spec's flags are at most "-" and "0" (ZERO: whether "0" may be one). For such
+ * a spec, and without a precision where C gives it a meaning, a conversion prints a sign,
+ * digits and padding: the common conversions are done here, without the C library, whose
+ * snprintf of one conversion costs more than all the rest of a line.
+ */
+static bool plain_flags(const struct spec *s, bool zero)
+{
+    return !s->other_flags && (zero || !s->zero);
+}
+
+/* A minus sign if NEGATIVE and SIZE bytes of DIGITS, padded to the width as C pads them. */
+static void emit_padded(struct formatter *f, const struct spec *s, bool negative,
+                        const char *digits, size_t size)
+{
+    bool left = s->minus;
+    int width = s->has_width ? s->width : 0;
+    if (width < 0) { /* a negative `*` width is the "-" flag */
+        left = true;
+        width = -width;
+    }
+    size_t sign_size = negative;
+    size_t pad = (size_t)width > sign_size + size ? (size_t)width - sign_size - size : 0;
+    if (!left && !s->zero)
+        append_repeated(f->out, ' ', pad);
+    devrt_text_append(f->out, "-", sign_size);
+    if (!left && s->zero)
+        append_repeated(f->out, '0', pad);
+    devrt_text_append(f->out, digits, size);
+    if (left)
+        append_repeated(f->out, ' ', pad);
+}
+
+/* The digits of VALUE in BASE (8, 10 or 16), written backwards to end at END. */
+static char *digits_of(uint64_t value, unsigned base, bool upper, char *end)
+{
+    const char *set = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    switch (base) { /* constant divisors: no division instruction */
+    case 8:
+        do
+            *--end = set[value & 7];
+        while (value >>= 3);
+        break;
+    case 16:
+        do
+            *--end = set[value & 15];
+        while (value >>= 4);
+        break;
+    default:
+        do
+            *--end = set[value % 10];
+        while (value /= 10);
+    }
+    return end;
+}
+
 /*
  * Run the C library's snprintf on one conversion: CFORMAT has `*` for the width and `.*`
  * for the precision where the spec has them, and reads exactly VALUE's type.
@@ -190,29 +258,96 @@ static bool length_is(const struct spec *s, const char *length)
 
 static void format_integer(struct formatter *f, const struct spec *s, uint64_t bits)
 {
-    char cformat[32];
     bool is_signed = s->conversion == 'd' || s->conversion == 'i';
     /* Every 64-bit length (l ll z j t) reads the same bits on an LP64 host. */
-    if (length_is(s, "hh") || length_is(s, "h") || length_is(s, "")) {
-        c_format(s, "", s->conversion, cformat);
-        if (is_signed) {
-            int v = length_is(s, "hh")  ? (signed char)bits
-                    : length_is(s, "h") ? (short)bits
-                                        : (int)(int64_t)bits;
-            FORMAT_ONE(f, s, cformat, v);
-        } else {
-            unsigned v = length_is(s, "hh")  ? (unsigned char)bits
-                         : length_is(s, "h") ? (unsigned short)bits
-                                             : (unsigned)bits;
-            FORMAT_ONE(f, s, cformat, v);
-        }
-    } else {
-        c_format(s, "ll", s->conversion, cformat);
-        if (is_signed)
-            FORMAT_ONE(f, s, cformat, (long long)bits);
-        else
-            FORMAT_ONE(f, s, cformat, (unsigned long long)bits);
+    bool wide = !length_is(s, "hh") && !length_is(s, "h") && !length_is(s, "");
+    int64_t signed_value = length_is(s, "hh")  ? (signed char)bits
+                           : length_is(s, "h") ? (short)bits
+                           : wide              ? (int64_t)bits
+                                               : (int)(int64_t)bits;
+    uint64_t unsigned_value = length_is(s, "hh")  ? (unsigned char)bits
+                              : length_is(s, "h") ? (unsigned short)bits
+                              : wide              ? bits
+                                                  : (unsigned)bits;
+    if (!s->has_precision && plain_flags(s, true)) {
+        bool negative = is_signed && signed_value < 0;
+        uint64_t magnitude = !is_signed ? unsigned_value
+                             : negative ? -(uint64_t)signed_value
+                                        : (uint64_t)signed_value;
+        unsigned base = s->conversion == 'o'                           ? 8
+                        : s->conversion == 'x' || s->conversion == 'X' ? 16
+                                                                       : 10;
+        char buffer[24];
+        char *end = buffer + sizeof buffer;
+        char *digits = digits_of(magnitude, base, s->conversion == 'X', end);
+        emit_padded(f, s, negative, digits, (size_t)(end - digits));
+        return;
     }
+    char cformat[32];
+    c_format(s, wide ? "ll" : "", s->conversion, cformat);
+    if (is_signed && wide)
+        FORMAT_ONE(f, s, cformat, (long long)signed_value);
+    else if (is_signed)
+        FORMAT_ONE(f, s, cformat, (int)signed_value);
+    else if (wide)
+        FORMAT_ONE(f, s, cformat, (unsigned long long)unsigned_value);
+    else
+        FORMAT_ONE(f, s, cformat, (unsigned)unsigned_value);
+}
+
+/*
+ * %f of a finite double with at most 9 decimals, as the C library prints it: the value is
+ * m * 2^e, so value * 10^precision is m * 10^precision (under 2^83) shifted by e, rounded
+ * to nearest with ties to even, as printf rounds in the default rounding mode, which the
+ * server thread never changes. False when the value does not fit (too large, not finite).
+ */
+static bool format_fixed(struct formatter *f, const struct spec *s, double value)
+{
+    static const uint64_t power_of_ten[] = {1,      10,      100,      1000,      10000,
+                                            100000, 1000000, 10000000, 100000000, 1000000000};
+    int precision = s->has_precision ? s->precision : 6;
+    if (precision > 9 || !plain_flags(s, true))
+        return false;
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    int biased = (int)(bits >> 52 & 0x7ff);
+    uint64_t mantissa = bits & ((1ull << 52) - 1);
+    if (biased == 0x7ff)
+        return false;
+    if (biased)
+        mantissa |= 1ull << 52;
+    int exponent = biased ? biased - 1075 : -1074;
+    unsigned __int128 scaled = (unsigned __int128)mantissa * power_of_ten[precision];
+    if (exponent > 11)
+        return false;
+    if (exponent >= 0) {
+        scaled <<= exponent;
+    } else if (exponent < -127) {
+        scaled = 0; /* under 2^83 / 2^128: rounds to 0 */
+    } else {
+        unsigned shift = (unsigned)-exponent;
+        unsigned __int128 rest = scaled & (((unsigned __int128)1 << shift) - 1);
+        unsigned __int128 half = (unsigned __int128)1 << (shift - 1);
+        scaled >>= shift;
+        if (rest > half || (rest == half && (scaled & 1)))
+            scaled++;
+    }
+    if (scaled >> 64)
+        return false;
+    uint64_t whole = (uint64_t)scaled / power_of_ten[precision];
+    uint64_t fraction = (uint64_t)scaled % power_of_ten[precision];
+    char buffer[40];
+    char *end = buffer + sizeof buffer, *digits = end;
+    if (precision) {
+        char *last = digits;
+        digits = digits_of(fraction, 10, false, digits);
+        while (digits > last - precision)
+            *--digits = '0';
+        *--digits = '.';
+    }
+    digits = digits_of(whole, 10, false, digits);
+    emit_padded(f, s, bits >> 63, digits, (size_t)(end - digits));
+    return true;
 }
 
 static void format_string(struct formatter *f, const struct spec *s,
@@ -223,6 +358,12 @@ static void format_string(struct formatter *f, const struct spec *s,
     if (a->tag == DEVRT_OUTPUT_PTR || (a->flags & DEVRT_OUTPUT_NULL) || !data) {
         data = "(null)";
         size = 6;
+    }
+    if (plain_flags(s, false)) {
+        size_t n = s->has_precision && s->precision < size ? (size_t)s->precision : (size_t)size;
+        const char *nul = memchr(data, '\0', n); /* where snprintf would stop */
+        emit_padded(f, s, false, data, nul ? (size_t)(nul - data) : n);
+        return;
     }
     /* The bytes are not NUL-terminated: a precision bounds what snprintf reads. */
     struct spec bounded = *s;
@@ -322,6 +463,9 @@ static void convert(struct formatter *f, struct spec *s)
             break;
         double v;
         memcpy(&v, &a->value, sizeof v);
+        if ((s->conversion == 'f' || s->conversion == 'F') && !length_is(s, "L") &&
+            format_fixed(f, s, v))
+            return;
         char cformat[32];
         if (length_is(s, "L")) {
             c_format(s, "L", s->conversion, cformat);
@@ -366,6 +510,62 @@ static int read_number(const char *format, size_t length, size_t *i)
     return value > INT_MAX ? INT_MAX : (int)value;
 }
 
+static bool is_flag(char c)
+{
+    return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0';
+}
+
+static bool is_conversion(char c)
+{
+    switch (c) {
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X':
+    case 'c':
+    case 's':
+    case 'p':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
+    case 'n': return true;
+    default: return false;
+    }
+}
+
+/* The length modifier at I (hh h ll l z j t L) into OUT; returns the bytes it takes. */
+static size_t read_length(const char *format, size_t length, size_t i, char *out)
+{
+    if (i >= length)
+        return 0;
+    char c = format[i];
+    switch (c) {
+    case 'h':
+    case 'l':
+        if (i + 1 < length && format[i + 1] == c) {
+            out[0] = out[1] = c;
+            out[2] = '\0';
+            return 2;
+        }
+        /* fall through */
+    case 'z':
+    case 'j':
+    case 't':
+    case 'L':
+        out[0] = c;
+        out[1] = '\0';
+        return 1;
+    default: return 0;
+    }
+}
+
 int devrt_format(struct devrt_text *out, const char *format, size_t length,
                  const struct devrt_format_arg *args, size_t count, char *why, size_t why_size)
 {
@@ -389,9 +589,12 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
             continue;
         }
         size_t nflags = 0;
-        while (i < length && strchr("-+ #0", format[i]) && format[i] != '\0') {
+        while (i < length && is_flag(format[i])) {
             if (!memchr(s.flags, format[i], nflags) && nflags + 1 < sizeof s.flags)
                 s.flags[nflags++] = format[i];
+            s.minus |= format[i] == '-';
+            s.zero |= format[i] == '0';
+            s.other_flags |= format[i] != '-' && format[i] != '0';
             ++i;
         }
         if (i < length && format[i] == '*') {
@@ -411,15 +614,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
                 s.precision = read_number(format, length, &i);
             }
         }
-        static const char *const lengths[] = {"hh", "h", "ll", "l", "z", "j", "t", "L"};
-        for (size_t k = 0; k < sizeof lengths / sizeof *lengths; ++k) {
-            size_t n = strlen(lengths[k]);
-            if (length - i >= n && memcmp(format + i, lengths[k], n) == 0) {
-                memcpy(s.length, lengths[k], n + 1);
-                i += n;
-                break;
-            }
-        }
+        i += read_length(format, length, i, s.length);
         if (i >= length) { /* the format ends inside a conversion */
             s.size = length - start;
             as_written(&f, &s);
@@ -427,7 +622,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
         }
         s.conversion = format[i++];
         s.size = i - start;
-        if (s.conversion != '\0' && strchr("diuoxXcspfFeEgGaAn", s.conversion)) {
+        if (is_conversion(s.conversion)) {
             convert(&f, &s);
         } else {
             /*

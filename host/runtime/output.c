@@ -41,18 +41,51 @@ void devrt_output_flush(devrt_module *module)
     pthread_mutex_unlock(&module->output_lock);
 }
 
+/* The server's text buffer goes back after a request that made it larger than this. */
+#define KEPT_TEXT (64u * 1024)
+
+/* Units of one request, rendered one after another into one text. */
+struct units {
+    uint32_t count;
+    size_t end[DEVRT_RPC_MAX_LANES];      /* where each unit ends in the text */
+    uint32_t stream[DEVRT_RPC_MAX_LANES]; /* its output context */
+};
+
+/*
+ * To a callback one unit at a time; to a file in one write, which cannot cut or interleave
+ * a unit either, and costs one lock of the FILE instead of one per lane.
+ */
+static void write_units(devrt_module *module, const struct devrt_text *text,
+                        const struct units *units)
+{
+    if (module->output_fn) {
+        size_t start = 0;
+        for (uint32_t i = 0; i < units->count; ++i) {
+            module->output_fn(module->output_context, units->stream[i], text->data + start,
+                              units->end[i] - start);
+            start = units->end[i];
+        }
+    } else if (module->output_file && units->count) {
+        fwrite(text->data, 1, units->end[units->count - 1], module->output_file);
+    }
+}
+
 static int serve(struct devrt_request *request, const char *what)
 {
     devrt_module *module = request->module;
-    struct devrt_text text = {0};
+    /* Only the server thread renders: one buffer, kept between requests, serves them all. */
+    struct devrt_text *text = &module->device->server.output;
+    struct units units;
+    units.count = 0;
+    text->length = 0;
+    text->failed = false;
     int status = 0;
     pthread_mutex_lock(&module->output_lock);
-    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
-        if (!(request->lane_mask >> lane & 1))
-            continue;
+    for (uint64_t lanes = request->lane_mask; lanes; lanes &= lanes - 1) {
+        uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
         const struct devrt_lane_message *m = &request->lane[lane];
         char why[200];
-        text.length = 0;
+        size_t start = text->length;
         int rendered = -1;
         if (!m->open)
             snprintf(why, sizeof why, "not an open-length message");
@@ -60,31 +93,35 @@ static int serve(struct devrt_request *request, const char *what)
             snprintf(why, sizeof why, "unknown output context %u", m->arg);
         else
             rendered =
-                devrt_output_render(request->opcode, m->data, m->length, &text, why, sizeof why);
+                devrt_output_render(request->opcode, m->data, m->length, text, why, sizeof why);
         if (rendered != 0 && status == 0) {
             snprintf(request->error, sizeof request->error, "%s, lane %u: %s", what, lane, why);
             status = -1;
         }
-        if (text.failed) {
+        if (text->failed) {
             if (status == 0)
                 snprintf(request->error, sizeof request->error,
                          "%s, lane %u: no host memory for its output", what, lane);
             status = -1;
-            devrt_text_free(&text);
+            /* The units before this lane's are whole: they go now, and the text starts over. */
+            write_units(module, text, &units);
+            units.count = 0;
+            text->length = 0;
+            text->failed = false;
             continue;
         }
-        if (text.length == 0)
+        if (text->length == start)
             continue;
-        if (module->output_fn)
-            module->output_fn(module->output_context, m->arg, text.data, text.length);
-        else if (module->output_file)
-            fwrite(text.data, 1, text.length, module->output_file);
+        units.end[units.count] = text->length;
+        units.stream[units.count++] = m->arg;
     }
+    write_units(module, text, &units);
     /* Streamed, not held back until the launch ends: a pipe or file sees it now. */
     if (module->output_file && !module->output_fn)
         fflush(module->output_file);
     pthread_mutex_unlock(&module->output_lock);
-    devrt_text_free(&text);
+    if (text->capacity > KEPT_TEXT)
+        devrt_text_free(text);
     return status;
 }
 

@@ -11,9 +11,17 @@
 #include <devrt/host.h>
 #include <devrt/rpc.h>
 
+#include "format.h"
+
 enum devrt_memory {
-    DEVRT_MEMORY_DEVICE, /* device memory: the state block, the ports' state words */
-    DEVRT_MEMORY_HOST    /* host-visible memory: mailboxes, buffers, user data */
+    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: the state block, the ports' state words */
+    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: mailboxes, buffers, user data */
+    /*
+     * Device memory as it comes, for the heap's slabs, which the host lays out itself. The
+     * server asks for it while a kernel waits: zeroing device memory is work on the GPU,
+     * which can queue behind that kernel when it fills the GPU, and then neither ends.
+     */
+    DEVRT_MEMORY_DEVICE_RAW
 };
 
 /* What each backend provides. Device addresses are plain pointers on every backend. */
@@ -55,6 +63,10 @@ struct devrt_server {
     devrt_module *modules; /* every module of the device, linked by next */
     struct devrt_hostcall_entry *hostcalls;
     size_t hostcall_count;
+    /* The server thread's own, kept between requests: */
+    struct devrt_text output;   /* output units (output.c) */
+    struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
+    uint32_t spare_count;
 };
 
 struct devrt_device {

@@ -79,18 +79,89 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
     pthread_mutex_unlock(&module->error_lock);
 }
 
-static void forget_message(struct devrt_port_state *port)
+/*
+ * A lane's buffer lives as long as its message. Buffers of the usual size, enough for a
+ * message of four packets, go back to the server's spares when their message ends and
+ * serve the next message of any port: the common request, a line from every lane of a
+ * wave, then allocates nothing. The spares are as many as the lanes that were in flight
+ * at once, up to 4 MiB of them, kept until the device closes.
+ */
+#define SPARE_BYTES (4 * DEVRT_RPC_PACKET_BYTES)
+#define MAX_SPARES 16384u
+
+struct devrt_spare {
+    struct devrt_spare *next;
+};
+
+static void give_back_buffer(struct devrt_server *server, struct devrt_lane_message *m)
 {
-    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane)
-        free(port->lane[lane].data);
-    memset(port, 0, sizeof *port);
+    if (m->capacity == SPARE_BYTES && server->spare_count < MAX_SPARES) {
+        struct devrt_spare *spare = (struct devrt_spare *)m->data;
+        spare->next = server->spares;
+        server->spares = spare;
+        server->spare_count++;
+    } else {
+        free(m->data);
+    }
+    m->data = NULL;
+    m->capacity = 0;
+}
+
+static void free_spares(struct devrt_server *server)
+{
+    while (server->spares) {
+        struct devrt_spare *spare = server->spares;
+        server->spares = spare->next;
+        free(spare);
+    }
+    server->spare_count = 0;
+}
+
+/* The port is free for a new message; its lanes' buffers go back. */
+static void forget_message(struct devrt_server *server, struct devrt_port_state *port)
+{
+    for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1) {
+        struct devrt_lane_message *m = &port->lane[__builtin_ctzll(lanes)];
+        if (m->data)
+            give_back_buffer(server, m);
+    }
+    port->streaming = false;
+    port->lane_mask = 0;
+}
+
+/*
+ * Room for SIZE bytes at the lane's data, with the bytes it has received kept. An empty
+ * message gets a buffer too: a handler may pass its data on.
+ */
+static bool reserve(struct devrt_server *server, struct devrt_lane_message *m, uint32_t size)
+{
+    if (m->data && size <= m->capacity)
+        return true;
+    if (!m->data && size <= SPARE_BYTES && server->spares) {
+        struct devrt_spare *spare = server->spares;
+        server->spares = spare->next;
+        server->spare_count--;
+        m->data = (uint8_t *)spare;
+        m->capacity = SPARE_BYTES;
+        return true;
+    }
+    uint32_t capacity = m->capacity ? m->capacity : SPARE_BYTES;
+    while (capacity < size) /* size is at most DEVRT_RPC_MAX_MESSAGE: no overflow */
+        capacity *= 2;
+    uint8_t *grown = realloc(m->data, capacity);
+    if (!grown)
+        return false;
+    m->data = grown;
+    m->capacity = capacity;
+    return true;
 }
 
 /* Take one packet into the port's message; returns NULL or why the packet is malformed. */
-static const char *accept_packet(const devrt_module *module, struct devrt_port_state *port,
+static const char *accept_packet(devrt_module *module, struct devrt_port_state *port,
                                  const struct devrt_rpc_header *header,
                                  const struct devrt_rpc_packet *packets, char *why, size_t why_size)
 {
+    struct devrt_server *server = &module->device->server;
     uint32_t wave_size = module->device->wave_size;
     uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
@@ -105,10 +176,13 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
         return snprintf(why, why_size, "opcode or lanes changed in the middle of a message"), why;
 
     bool first = !port->streaming;
+    /* Set before the lanes are read, so that forget_message sees them if one is refused. */
+    port->streaming = true;
+    port->opcode = header->opcode;
+    port->lane_mask = header->lane_mask;
     bool outstanding = false, open = false;
-    for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
-        if (!(header->lane_mask >> lane & 1))
-            continue;
+    for (uint64_t lanes = header->lane_mask; lanes; lanes &= lanes - 1) {
+        uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
         struct devrt_lane_message *m = &port->lane[lane];
         const uint8_t *bytes = (const uint8_t *)&packets[lane];
         size_t payload = DEVRT_RPC_PACKET_BYTES;
@@ -121,11 +195,11 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
                                 lane, head.length, DEVRT_RPC_MAX_MESSAGE),
                        why;
             m->length = m->open ? 0 : head.length;
-            m->capacity = m->open ? 4 * DEVRT_RPC_PACKET_BYTES : head.length;
+            m->received = 0;
             m->arg = head.arg;
-            m->data = malloc(m->capacity ? m->capacity : 1);
-            if (!m->data)
-                return snprintf(why, why_size, "no host memory for %u bytes", m->capacity), why;
+            uint32_t size = m->open ? (uint32_t)DEVRT_RPC_FIRST_PAYLOAD : head.length;
+            if (!reserve(server, m, size))
+                return snprintf(why, why_size, "no host memory for %u bytes", size), why;
             bytes += sizeof head;
             payload = DEVRT_RPC_FIRST_PAYLOAD;
         } else if (!m->open && m->received == m->length) {
@@ -138,15 +212,15 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
                 return snprintf(why, why_size, "lane %u: open message over the limit of %u bytes",
                                 lane, DEVRT_RPC_MAX_MESSAGE),
                        why;
-            if (m->received + payload > m->capacity) {
-                uint32_t capacity = m->capacity * 2;
-                uint8_t *grown = realloc(m->data, capacity);
-                if (!grown)
-                    return snprintf(why, why_size, "no host memory for %u bytes", capacity), why;
-                m->data = grown;
-                m->capacity = capacity;
-            }
-            memcpy(m->data + m->received, bytes, payload);
+            if (!reserve(server, m, m->received + (uint32_t)payload))
+                return snprintf(why, why_size, "no host memory for %u bytes",
+                                m->received + (uint32_t)payload),
+                       why;
+            /* Sizes the compiler knows: a few vector moves, not a call. */
+            if (first)
+                memcpy(m->data, bytes, DEVRT_RPC_FIRST_PAYLOAD);
+            else
+                memcpy(m->data + m->received, bytes, DEVRT_RPC_PACKET_BYTES);
             m->received += (uint32_t)payload;
             m->length = m->received;
             continue;
@@ -156,9 +230,6 @@ static const char *accept_packet(const devrt_module *module, struct devrt_port_s
         m->received += (uint32_t)take;
         outstanding |= m->received < m->length;
     }
-    port->streaming = true;
-    port->opcode = header->opcode;
-    port->lane_mask = header->lane_mask;
     bool more = header->flags & DEVRT_RPC_MORE;
     if (more && !outstanding && !open)
         return snprintf(why, why_size, "a packet past the end of every lane's message"), why;
@@ -187,9 +258,12 @@ static bool serve_port(devrt_module *module, uint32_t index)
     if (error) {
         record_request_error(module, index, "%s", error);
         status = DEVRT_RPC_REFUSED;
-        forget_message(port);
+        forget_message(&module->device->server, port);
     } else if (!(header.flags & DEVRT_RPC_MORE)) {
-        struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES] = {0};
+        /* Only the lanes of the request are zeroed, read or written back. */
+        struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
+        for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
+            reply[__builtin_ctzll(lanes)] = (struct devrt_rpc_packet){0};
         struct devrt_request request = {
             .module = module,
             .opcode = port->opcode,
@@ -202,10 +276,9 @@ static bool serve_port(devrt_module *module, uint32_t index)
             status = DEVRT_RPC_REFUSED;
         }
         if (header.flags & DEVRT_RPC_WANT_REPLY)
-            for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane)
-                if (port->lane_mask >> lane & 1)
-                    buffer->packet[lane] = reply[lane];
-        forget_message(port);
+            for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
+                buffer->packet[__builtin_ctzll(lanes)] = reply[__builtin_ctzll(lanes)];
+        forget_message(&module->device->server, port);
     }
     buffer->header.flags = status;
     __atomic_store_n(&channel->inbox[index], outbox, __ATOMIC_RELEASE);
@@ -276,6 +349,8 @@ void devrt_server_stop(devrt_device *device)
     device->ops->ring_doorbell(device);
     pthread_join(server->thread, NULL);
     free(server->hostcalls);
+    devrt_text_free(&server->output);
+    free_spares(server);
     pthread_cond_destroy(&server->pass_done);
     pthread_mutex_destroy(&server->lock);
 }
@@ -300,7 +375,7 @@ void devrt_server_detach(devrt_device *device, devrt_module *module)
         }
     }
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
-        forget_message(&module->ports[i]);
+        forget_message(server, &module->ports[i]);
     pthread_mutex_unlock(&server->lock);
 }
 
@@ -332,7 +407,7 @@ void devrt_server_drain(devrt_device *device, devrt_module *module)
     /* The kernel is gone: a message it left unfinished will never be completed. */
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i) {
         if (module->ports[i].streaming) {
-            forget_message(&module->ports[i]);
+            forget_message(server, &module->ports[i]);
             record_request_error(module, i, "the kernel ended in the middle of a message");
         }
     }
