@@ -140,12 +140,13 @@ static struct cuda_backend *bind(devrt_device *device)
 static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct cuda_backend *b = bind(device);
-    if (memory == DEVRT_MEMORY_DEVICE) {
+    if (memory != DEVRT_MEMORY_HOST) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
-        if (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS ||
-            cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS) {
+        if (memory == DEVRT_MEMORY_DEVICE &&
+            (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS ||
+             cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)) {
             cu.cuMemFree(ptr);
             return NULL;
         }
@@ -171,7 +172,7 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     if (!ptr)
         return;
     bind(device);
-    if (memory == DEVRT_MEMORY_DEVICE)
+    if (memory != DEVRT_MEMORY_HOST)
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);

@@ -19,7 +19,10 @@ static uint64_t align_up(uint64_t value, uint64_t alignment)
     return (value + alignment - 1) / alignment * alignment;
 }
 
-/* Device memory aligned to a slab; the chunk list keeps what must be freed. */
+/*
+ * Device memory aligned to a slab, not zeroed (lay_out_slab writes what a slab needs); the
+ * chunk list keeps what must be freed.
+ */
 static void *allocate_chunk(devrt_module *module, size_t bytes)
 {
     struct devrt_module_heap *h = &module->heap;
@@ -32,7 +35,7 @@ static void *allocate_chunk(devrt_module *module, size_t bytes)
         h->chunk_capacity = capacity;
     }
     devrt_device *device = module->device;
-    void *raw = device->ops->alloc(device, bytes + DEVRT_HEAP_SLAB_BYTES, DEVRT_MEMORY_DEVICE);
+    void *raw = device->ops->alloc(device, bytes + DEVRT_HEAP_SLAB_BYTES, DEVRT_MEMORY_DEVICE_RAW);
     if (!raw)
         return NULL;
     h->chunks[h->chunk_count++] = raw;
@@ -101,7 +104,7 @@ void devrt_heap_detach(devrt_module *module)
     devrt_device *device = module->device;
     struct devrt_module_heap *h = &module->heap;
     for (size_t i = 0; i < h->chunk_count; ++i)
-        device->ops->free(device, h->chunks[i], DEVRT_MEMORY_DEVICE);
+        device->ops->free(device, h->chunks[i], DEVRT_MEMORY_DEVICE_RAW);
     device->ops->free(device, h->slabs, DEVRT_MEMORY_DEVICE);
     device->ops->free(device, h->lookup, DEVRT_MEMORY_DEVICE);
     device->ops->free(device, h->device_heap, DEVRT_MEMORY_DEVICE);
@@ -135,7 +138,7 @@ static int grow_reserve(devrt_module *module, uint64_t bytes)
     return 0;
 }
 
-/* Hand out `pages` slabs of zeroed memory; 0 when the heap is at its maximum. */
+/* Hand out `pages` slabs of memory; 0 when the heap is at its maximum. */
 static uint64_t reserve_pages(devrt_module *module, uint32_t pages)
 {
     struct devrt_module_heap *h = &module->heap;

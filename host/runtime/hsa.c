@@ -79,13 +79,13 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
 {
     struct hsa_backend *b = device->backend;
     void *ptr = NULL;
-    hsa_amd_memory_pool_t pool = memory == DEVRT_MEMORY_DEVICE ? b->coarse : b->fine;
+    hsa_amd_memory_pool_t pool = memory == DEVRT_MEMORY_HOST ? b->fine : b->coarse;
     if (hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
     if (memory == DEVRT_MEMORY_HOST) {
         hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
         memset(ptr, 0, size);
-    } else {
+    } else if (memory == DEVRT_MEMORY_DEVICE) {
         hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
     }
     return ptr;

@@ -40,9 +40,10 @@ DEVRT_KERNEL void host_reads(const uint32_t *word, uint64_t *samples, uint32_t r
 
 /*
  * Where one wave's round trip spends its time: the protocol's steps one by one, as
- * devrt_rpc_echo takes them, with lane 0's clock read after each. steps[round * 5 + k]:
- * taking a port, sending the request, waiting for the hand-back, reading the reply, and
- * giving the port up.
+ * devrt_rpc_echo takes them (from rpc_client.h's inline steps, since the library keeps its
+ * functions to itself), with lane 0's clock read after each. steps[round * 5 + k]: taking
+ * a port, sending the request, waiting for the hand-back, reading the reply, and giving
+ * the port up.
  */
 DEVRT_KERNEL void round_trip_steps(uint64_t *steps, uint32_t rounds)
 {
@@ -50,20 +51,24 @@ DEVRT_KERNEL void round_trip_steps(uint64_t *steps, uint32_t rounds)
     for (uint32_t i = 0; i < rounds; ++i) {
         uint64_t t[6];
         t[0] = devrt_clock();
-        struct devrt_rpc_port port = devrt_rpc_open();
+        struct devrt_rpc_port port = devrt_rpc_acquire();
         t[1] = devrt_clock();
-        devrt_rpc_send(&port, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY, 0, payload, sizeof payload);
+        struct devrt_rpc_packet *packet = &port.buffer->packet[devrt_arch_lane_id()];
+        *(struct devrt_rpc_first_packet *)packet =
+            (struct devrt_rpc_first_packet){sizeof payload, 0};
+        __builtin_memcpy((struct devrt_rpc_first_packet *)packet + 1, payload, sizeof payload);
+        port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
+                                        port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY);
         t[2] = devrt_clock();
         devrt_rpc_wait(port.channel, port.index, port.outbox);
-        port.settled = true;
         t[3] = devrt_clock();
-        uint64_t reply = port.buffer->packet[devrt_arch_lane_id()].word[0];
+        uint64_t reply = packet->word[0];
         uint32_t status = port.buffer->header.flags;
         /* The branch needs both values, so the clock below is read after they arrived. */
         if (reply == 0 && status == 0xdead)
             return;
         t[4] = devrt_clock();
-        devrt_rpc_close(&port);
+        devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);
         t[5] = devrt_clock();
         if (devrt_lane_id() == 0)
             for (uint32_t k = 0; k < 5; ++k)
