@@ -211,10 +211,15 @@ static inline void devrt_arch_barrier(void)
  * write over PCIe, and the CUDA backend's server polls that word while it waits (see
  * host/runtime/cuda.c); a plain store is enough because the server only asks whether the
  * word was set since it last cleared it.
+ *
+ * The fence after it is for latency: without one the GPU may hold the outbox flip and the
+ * doorbell back (the wave goes straight on to poll), and on the H200 a round trip took
+ * 9.2 us with one lane instead of 5.6 us (docs/performance.md).
  */
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {
     __scoped_atomic_store_n(&doorbell->count, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_SYSTEM);
+    __asm__ volatile("fence.sc.sys;" ::: "memory");
 }
 
 #endif
