@@ -39,6 +39,24 @@ DEVRT_KERNEL void host_reads(const uint32_t *word, uint64_t *samples, uint32_t r
 }
 
 /*
+ * The floor under any server: one lane and a host thread that does nothing but answer
+ * pass a counter back and forth through host memory, `rounds` times. words[0] is the
+ * device's, words[1] the host's; the device publishes its word as the RPC client does its
+ * outbox and doorbell, and polls as it polls the inbox.
+ */
+DEVRT_KERNEL void ping_pong(uint32_t *words, uint64_t *samples, uint32_t rounds)
+{
+    for (uint32_t i = 1; i <= rounds; ++i) {
+        uint64_t start = devrt_clock();
+        devrt_atomic_store(&words[0], i, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+        devrt_atomic_fence(__ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM);
+        while (devrt_atomic_load(&words[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != i)
+            devrt_arch_sleep();
+        samples[i - 1] = devrt_clock() - start;
+    }
+}
+
+/*
  * Where one wave's round trip spends its time: the protocol's steps one by one, as
  * devrt_rpc_echo takes them (from rpc_client.h's inline steps, since the library keeps its
  * functions to itself), with lane 0's clock read after each. steps[round * 5 + k]: taking

@@ -1,7 +1,8 @@
 /*
  * RPC benchmark on a backend (emu by default): round-trip latency (median, 99th
- * percentile) with one lane and with many, beside the latency of one read of host memory
- * (the floor: a round trip takes several), requests per second with every port busy, and
+ * percentile) with one lane and with many, beside two floors: one read of host memory by
+ * the device, and a round trip through host memory with a host thread that does nothing
+ * but answer (no server, no ports), requests per second with every port busy, and
  * the server thread's CPU time while a kernel runs without requests.
  *
  *   rpc_bench IMAGE [emu|hsa|cuda [PORTS]]
@@ -10,6 +11,7 @@
  * grid that fills the GPU; the emulation backend's waves are one lane wide.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,51 @@ static void host_reads(devrt_module *module, devrt_device *device, uint32_t roun
     devrt_mem_free(device, samples);
 }
 
+struct answerer {
+    uint32_t *words;
+    uint32_t rounds;
+};
+
+/* The host side of ping_pong: answer each of the device's counts as soon as it appears. */
+static void *answer(void *arg)
+{
+    struct answerer *a = arg;
+    for (uint32_t i = 1; i <= a->rounds; ++i) {
+        while (__atomic_load_n(&a->words[0], __ATOMIC_ACQUIRE) != i)
+            ;
+        __atomic_store_n(&a->words[1], i, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* A round trip through host memory with a host thread that only answers: no server. */
+static void ping_pong(devrt_module *module, devrt_device *device, uint32_t rounds)
+{
+    uint32_t *words = devrt_mem_alloc(device, 2 * sizeof *words);
+    uint64_t *samples = devrt_mem_alloc(device, rounds * sizeof *samples);
+    struct answerer a = {words, rounds};
+    pthread_t thread;
+    if (!words || !samples || pthread_create(&thread, NULL, answer, &a) != 0) {
+        fprintf(stderr, "no memory or thread for ping_pong\n");
+        exit(1);
+    }
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(words), DEVRT_ARG_PTR(samples),
+                               DEVRT_ARG_UINT(rounds)};
+    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
+    if (devrt_launch(module, "ping_pong", &one, args, 3, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+        exit(1);
+    }
+    pthread_join(thread, NULL);
+    qsort(samples, rounds, sizeof *samples, compare);
+    printf("| ping-pong with a host thread that only answers, no server (1 lane x %u) | %.1f | "
+           "%.1f |\n",
+           rounds, (double)samples[rounds / 2] / 1000.0,
+           (double)samples[rounds * 99 / 100] / 1000.0);
+    devrt_mem_free(device, words);
+    devrt_mem_free(device, samples);
+}
+
 /* One wave's round trips step by step (the kernel round_trip_steps): the median of each. */
 static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_t wave,
                              uint32_t rounds)
@@ -145,6 +192,7 @@ int main(int argc, char **argv)
            argc > 3 ? " ports" : "");
     uint32_t lanes = 4096, rounds = 16, block = 64;
     host_reads(module, device, 2000);
+    ping_pong(module, device, 2000);
     if (backend == DEVRT_BACKEND_EMU) {
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "256 lanes calling", 256, 1, 40);
