@@ -517,27 +517,7 @@ static bool is_flag(char c)
 
 static bool is_conversion(char c)
 {
-    switch (c) {
-    case 'd':
-    case 'i':
-    case 'u':
-    case 'o':
-    case 'x':
-    case 'X':
-    case 'c':
-    case 's':
-    case 'p':
-    case 'f':
-    case 'F':
-    case 'e':
-    case 'E':
-    case 'g':
-    case 'G':
-    case 'a':
-    case 'A':
-    case 'n': return true;
-    default: return false;
-    }
+    return c != '\0' && strchr("diouxXcspfFeEgGaAn", c) != NULL;
 }
 
 /* The length modifier at I (hh h ll l z j t L) into OUT; returns the bytes it takes. */

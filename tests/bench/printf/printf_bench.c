@@ -16,14 +16,6 @@
 
 static size_t bytes;
 
-static void count_output(void *context, uint32_t stream, const char *data, size_t size)
-{
-    (void)context;
-    (void)stream;
-    (void)data;
-    bytes += size; /* only the server thread calls this */
-}
-
 static void run(devrt_module *module, const char *kernel, const char *label, uint32_t lanes,
                 uint32_t rounds)
 {
@@ -56,7 +48,7 @@ int main(int argc, char **argv)
         return exit_code;
     printf("| measure (%s backend) | lines per second | output |\n|---|---|---|\n",
            devrt_backend_name(backend));
-    devrt_module_set_output_callback(module, count_output, NULL);
+    devrt_module_set_output_callback(module, harness_count_output, &bytes);
     run(module, "print_lines", "devrt_printf macro, 3 arguments, to a callback", 1, 20000);
     run(module, "print_lines", "devrt_printf macro, 3 arguments, to a callback", 4096, 16);
     run(module, "print_lines_variadic", "(devrt_printf) variadic, to a callback", 4096, 16);

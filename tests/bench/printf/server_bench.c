@@ -31,14 +31,6 @@
 static const char format[] = "lane %u line %u value %f\n";
 static size_t bytes;
 
-static void count_output(void *context, uint32_t stream, const char *data, size_t size)
-{
-    (void)context;
-    (void)stream;
-    (void)data;
-    bytes += size; /* only the server thread calls this */
-}
-
 /* The words of one lane's message, as the device's output stream lays them out. */
 static void lane_message(uint64_t *words, uint32_t lane, uint32_t line)
 {
@@ -162,7 +154,7 @@ int main(int argc, char **argv)
     }
     printf("| measure (32-lane requests, no device) | server CPU per line | lines per second "
            "| output |\n|---|---|---|---|\n");
-    devrt_module_set_output_callback(module, count_output, NULL);
+    devrt_module_set_output_callback(module, harness_count_output, &bytes);
     run(device, module, "printf, to a callback", requests);
     FILE *sink = fopen("/dev/null", "w");
     devrt_module_set_output_file(module, sink);
