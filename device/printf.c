@@ -60,9 +60,15 @@ DEVRT_ARCH_INLINE int devrt_printf_end(struct devrt_printf_state *state)
     return devrt_output_close(state);
 }
 
-static bool is_digit(char c)
+/* Past a width or a precision at P; *star says whether it was `*`, an int argument. */
+static const char *skip_field(const char *p, const char *end, bool *star)
 {
-    return c >= '0' && c <= '9';
+    *star = p < end && *p == '*';
+    if (*star)
+        ++p;
+    while (p < end && *p >= '0' && *p <= '9')
+        ++p;
+    return p;
 }
 
 /*
@@ -91,20 +97,14 @@ int devrt_vprintf(const char *format, va_list args)
             continue;
         while (p < end && (*p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0'))
             ++p;
-        if (p < end && *p == '*') {
+        bool star;
+        p = skip_field(p, end, &star); /* the width */
+        if (star)
             DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
-            ++p;
-        }
-        while (p < end && is_digit(*p))
-            ++p;
         if (p < end && *p == '.') {
-            ++p;
-            if (p < end && *p == '*') {
+            p = skip_field(p + 1, end, &star); /* the precision */
+            if (star)
                 DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
-                ++p;
-            }
-            while (p < end && is_digit(*p))
-                ++p;
         }
         /* 'L' also as long double; any 64-bit length reads a long long on LP64 targets. */
         int wide = 0; /* 0: int, 1: long long, 2: long double */
@@ -118,42 +118,35 @@ int devrt_vprintf(const char *format, va_list args)
         }
         if (p >= end)
             break;
-        switch (*p++) {
-        case 'd':
-        case 'i':
+        switch (devrt_output_conversion(*p++)) {
+        case DEVRT_CONVERSION_SIGNED:
             if (wide == 1)
                 DEVRT_PUSH(DEVRT_OUTPUT_I64, va_arg(args, long long));
             else
                 DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
             break;
-        case 'c': DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int)); break;
-        case 'u':
-        case 'o':
-        case 'x':
-        case 'X':
+        case DEVRT_CONVERSION_CHAR: DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int)); break;
+        case DEVRT_CONVERSION_UNSIGNED:
             if (wide == 1)
                 DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned long long));
             else
                 DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned int));
             break;
-        case 'f':
-        case 'F':
-        case 'e':
-        case 'E':
-        case 'g':
-        case 'G':
-        case 'a':
-        case 'A': {
+        case DEVRT_CONVERSION_FLOAT: {
             double v = wide == 2 ? (double)va_arg(args, long double) : va_arg(args, double);
             uint64_t bits;
             __builtin_memcpy(&bits, &v, sizeof bits);
             DEVRT_PUSH(DEVRT_OUTPUT_F64, bits);
             break;
         }
-        case 's': DEVRT_PUSH(DEVRT_OUTPUT_STR, (uintptr_t)va_arg(args, const char *)); break;
-        case 'p':
-        case 'n': DEVRT_PUSH(DEVRT_OUTPUT_PTR, (uintptr_t)va_arg(args, void *)); break;
-        default: /* %% and unknown conversions take no argument */ break;
+        case DEVRT_CONVERSION_STRING:
+            DEVRT_PUSH(DEVRT_OUTPUT_STR, (uintptr_t)va_arg(args, const char *));
+            break;
+        case DEVRT_CONVERSION_POINTER:
+        case DEVRT_CONVERSION_COUNT:
+            DEVRT_PUSH(DEVRT_OUTPUT_PTR, (uintptr_t)va_arg(args, void *));
+            break;
+        case DEVRT_CONVERSION_NONE: /* %% and unknown conversions take no argument */ break;
         }
     }
 #undef DEVRT_PUSH

@@ -45,8 +45,6 @@ struct spec {
     const char *start; /* the '%' */
     size_t size;       /* through the conversion character */
     char flags[8];     /* at most one of each of "-+ #0" */
-    bool minus, zero;  /* whether flags has "-", "0" */
-    bool other_flags;  /* whether it has any of "+ #" */
     bool has_width, has_precision;
     bool width_star, precision_star; /* given by an argument */
     int width, precision;
@@ -152,14 +150,22 @@ static void append_repeated(struct devrt_text *out, char c, size_t count)
  */
 static bool plain_flags(const struct spec *s, bool zero)
 {
-    return !s->other_flags && (zero || !s->zero);
+    for (const char *flag = s->flags; *flag; ++flag)
+        if (*flag != '-' && (*flag != '0' || !zero))
+            return false;
+    return true;
+}
+
+static bool has_flag(const struct spec *s, char flag)
+{
+    return strchr(s->flags, flag) != NULL;
 }
 
 /* A minus sign if NEGATIVE and SIZE bytes of DIGITS, padded to the width as C pads them. */
 static void emit_padded(struct formatter *f, const struct spec *s, bool negative,
                         const char *digits, size_t size)
 {
-    bool left = s->minus;
+    bool left = has_flag(s, '-'), zero = has_flag(s, '0');
     int width = s->has_width ? s->width : 0;
     if (width < 0) { /* a negative `*` width is the "-" flag */
         left = true;
@@ -167,10 +173,10 @@ static void emit_padded(struct formatter *f, const struct spec *s, bool negative
     }
     size_t sign_size = negative;
     size_t pad = (size_t)width > sign_size + size ? (size_t)width - sign_size - size : 0;
-    if (!left && !s->zero)
+    if (!left && !zero)
         append_repeated(f->out, ' ', pad);
     devrt_text_append(f->out, "-", sign_size);
-    if (!left && s->zero)
+    if (!left && zero)
         append_repeated(f->out, '0', pad);
     devrt_text_append(f->out, digits, size);
     if (left)
@@ -378,16 +384,12 @@ static void format_string(struct formatter *f, const struct spec *s,
 /* Which length modifiers C defines for each conversion. */
 static bool length_fits(const struct spec *s)
 {
-    switch (s->conversion) {
-    case 'd':
-    case 'i':
-    case 'u':
-    case 'o':
-    case 'x':
-    case 'X': return !length_is(s, "L");
-    case 'c':
-    case 's': return length_is(s, "") || length_is(s, "l");
-    case 'p': return length_is(s, "");
+    switch (devrt_output_conversion(s->conversion)) {
+    case DEVRT_CONVERSION_SIGNED:
+    case DEVRT_CONVERSION_UNSIGNED: return !length_is(s, "L");
+    case DEVRT_CONVERSION_CHAR:
+    case DEVRT_CONVERSION_STRING: return length_is(s, "") || length_is(s, "l");
+    case DEVRT_CONVERSION_POINTER: return length_is(s, "");
     default: /* floating point */ return length_is(s, "") || length_is(s, "l") || length_is(s, "L");
     }
 }
@@ -433,14 +435,10 @@ static void convert(struct formatter *f, struct spec *s)
         return;
     }
     size_t index = f->next;
-    switch (s->conversion) {
-    case 'd':
-    case 'i':
-    case 'u':
-    case 'o':
-    case 'x':
-    case 'X':
-    case 'c':
+    switch (devrt_output_conversion(s->conversion)) {
+    case DEVRT_CONVERSION_SIGNED:
+    case DEVRT_CONVERSION_UNSIGNED:
+    case DEVRT_CONVERSION_CHAR:
         if (!is_integer(a->tag))
             break;
         if (s->conversion == 'c') {
@@ -451,14 +449,7 @@ static void convert(struct formatter *f, struct spec *s)
             format_integer(f, s, a->value);
         }
         return;
-    case 'f':
-    case 'F':
-    case 'e':
-    case 'E':
-    case 'g':
-    case 'G':
-    case 'a':
-    case 'A': {
+    case DEVRT_CONVERSION_FLOAT: {
         if (a->tag != DEVRT_OUTPUT_F64)
             break;
         double v;
@@ -476,7 +467,7 @@ static void convert(struct formatter *f, struct spec *s)
         }
         return;
     }
-    case 's':
+    case DEVRT_CONVERSION_STRING:
         if (a->tag == DEVRT_OUTPUT_STR || (a->tag == DEVRT_OUTPUT_PTR && a->value == 0)) {
             format_string(f, s, a);
             if (a->flags & DEVRT_OUTPUT_TRUNCATED)
@@ -485,7 +476,7 @@ static void convert(struct formatter *f, struct spec *s)
             return;
         }
         break;
-    case 'p':
+    case DEVRT_CONVERSION_POINTER:
         if (a->tag == DEVRT_OUTPUT_PTR || a->tag == DEVRT_OUTPUT_STR) {
             char cformat[32];
             c_format(s, "", 'p', cformat);
@@ -493,6 +484,8 @@ static void convert(struct formatter *f, struct spec *s)
             return;
         }
         break;
+    case DEVRT_CONVERSION_COUNT: /* refused above */
+    case DEVRT_CONVERSION_NONE: break;
     }
     as_written(f, s);
     problem(f, s, "argument %zu is %s", index, kind_name(a->tag));
@@ -513,11 +506,6 @@ static int read_number(const char *format, size_t length, size_t *i)
 static bool is_flag(char c)
 {
     return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0';
-}
-
-static bool is_conversion(char c)
-{
-    return c != '\0' && strchr("diouxXcspfFeEgGaAn", c) != NULL;
 }
 
 /* The length modifier at I (hh h ll l z j t L) into OUT; returns the bytes it takes. */
@@ -572,9 +560,6 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
         while (i < length && is_flag(format[i])) {
             if (!memchr(s.flags, format[i], nflags) && nflags + 1 < sizeof s.flags)
                 s.flags[nflags++] = format[i];
-            s.minus |= format[i] == '-';
-            s.zero |= format[i] == '0';
-            s.other_flags |= format[i] != '-' && format[i] != '0';
             ++i;
         }
         if (i < length && format[i] == '*') {
@@ -602,7 +587,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
         }
         s.conversion = format[i++];
         s.size = i - start;
-        if (is_conversion(s.conversion)) {
+        if (devrt_output_conversion(s.conversion) != DEVRT_CONVERSION_NONE) {
             convert(&f, &s);
         } else {
             /*

@@ -49,6 +49,46 @@ enum devrt_output_flags {
     DEVRT_OUTPUT_NULL = 1u << 1       /* a string argument that was a null pointer */
 };
 
+/*
+ * What a printf conversion character takes: one table for the device's parse of a format
+ * (devrt_vprintf, which must know the types of its C arguments) and the host's formatter.
+ */
+enum devrt_output_conversion {
+    DEVRT_CONVERSION_NONE,     /* not a conversion (and %%): no argument */
+    DEVRT_CONVERSION_SIGNED,   /* d i */
+    DEVRT_CONVERSION_UNSIGNED, /* u o x X */
+    DEVRT_CONVERSION_CHAR,     /* c: an int */
+    DEVRT_CONVERSION_FLOAT,    /* f F e E g G a A */
+    DEVRT_CONVERSION_STRING,   /* s */
+    DEVRT_CONVERSION_POINTER,  /* p */
+    DEVRT_CONVERSION_COUNT     /* n: a pointer, which devrt never writes through */
+};
+
+static inline enum devrt_output_conversion devrt_output_conversion(char c)
+{
+    switch (c) {
+    case 'd':
+    case 'i': return DEVRT_CONVERSION_SIGNED;
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X': return DEVRT_CONVERSION_UNSIGNED;
+    case 'c': return DEVRT_CONVERSION_CHAR;
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A': return DEVRT_CONVERSION_FLOAT;
+    case 's': return DEVRT_CONVERSION_STRING;
+    case 'p': return DEVRT_CONVERSION_POINTER;
+    case 'n': return DEVRT_CONVERSION_COUNT;
+    default: return DEVRT_CONVERSION_NONE;
+    }
+}
+
 #define DEVRT_OUTPUT_TAG_WORD(tag, flags, length)                                                  \
     ((uint64_t)(tag) | ((uint64_t)(flags) << 8) | ((uint64_t)(length) << 32))
 #define DEVRT_OUTPUT_WORD_TAG(word) ((uint32_t)((word)&0xffu))

@@ -59,42 +59,62 @@ static double server_cpu_seconds(void)
     return seconds;
 }
 
+/* Run KERNEL on groups x block lanes, or end the program: without it there is no figure. */
+static void launch(devrt_module *module, const char *kernel, uint32_t groups, uint32_t block,
+                   const struct devrt_arg *args, size_t count)
+{
+    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
+    if (devrt_launch(module, kernel, &config, args, count, NULL) != DEVRT_SUCCESS) {
+        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+        exit(1);
+    }
+}
+
+static void *allocate(devrt_device *device, size_t size)
+{
+    void *ptr = devrt_mem_alloc(device, size);
+    if (!ptr) {
+        fprintf(stderr, "no memory for %zu bytes: %s\n", size, devrt_last_error());
+        exit(1);
+    }
+    return ptr;
+}
+
+/* A table row: LABEL, then the median and 99th percentile of N samples in nanoseconds. */
+static void print_row(const char *label, uint64_t *samples, size_t n, int decimals)
+{
+    qsort(samples, n, sizeof *samples, compare);
+    printf("| %s | %.*f | %.*f |\n", label, decimals, (double)samples[n / 2] / 1000.0, decimals,
+           (double)samples[n * 99 / 100] / 1000.0);
+}
+
 /* groups workgroups of block lanes each make `rounds` round trips; what one lane waited. */
 static void latency(devrt_module *module, devrt_device *device, const char *what, uint32_t groups,
                     uint32_t block, uint32_t rounds)
 {
     uint32_t lanes = groups * block;
-    uint64_t *samples = devrt_mem_alloc(device, (size_t)lanes * rounds * sizeof *samples);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
-    if (!samples || devrt_launch(module, "round_trips", &config, args, 2, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
-        exit(1);
-    }
     size_t n = (size_t)lanes * rounds;
-    qsort(samples, n, sizeof *samples, compare);
-    printf("| round trip, %s (%u lane%s x %u) | %.1f | %.1f |\n", what, lanes,
-           lanes == 1 ? "" : "s", rounds, (double)samples[n / 2] / 1000.0,
-           (double)samples[n * 99 / 100] / 1000.0);
+    uint64_t *samples = allocate(device, n * sizeof *samples);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
+    launch(module, "round_trips", groups, block, args, 2);
+    char label[128];
+    snprintf(label, sizeof label, "round trip, %s (%u lane%s x %u)", what, lanes,
+             lanes == 1 ? "" : "s", rounds);
+    print_row(label, samples, n, 1);
     devrt_mem_free(device, samples);
 }
 
 /* One lane reads a word of host memory `rounds` times, one read at a time. */
 static void host_reads(devrt_module *module, devrt_device *device, uint32_t rounds)
 {
-    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
-    uint64_t *samples = devrt_mem_alloc(device, rounds * sizeof *samples);
+    uint32_t *word = allocate(device, sizeof *word);
+    uint64_t *samples = allocate(device, rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(word), DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
-    if (!word || !samples ||
-        devrt_launch(module, "host_reads", &one, args, 3, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
-        exit(1);
-    }
-    qsort(samples, rounds, sizeof *samples, compare);
-    printf("| one read of host memory, the floor of each poll (1 lane x %u) | %.1f | %.1f |\n",
-           rounds, (double)samples[rounds / 2] / 1000.0,
-           (double)samples[rounds * 99 / 100] / 1000.0);
+    launch(module, "host_reads", 1, 1, args, 3);
+    char label[128];
+    snprintf(label, sizeof label, "one read of host memory, the floor of each poll (1 lane x %u)",
+             rounds);
+    print_row(label, samples, rounds, 1);
     devrt_mem_free(device, word);
     devrt_mem_free(device, samples);
 }
@@ -119,27 +139,22 @@ static void *answer(void *arg)
 /* A round trip through host memory with a host thread that only answers: no server. */
 static void ping_pong(devrt_module *module, devrt_device *device, uint32_t rounds)
 {
-    uint32_t *words = devrt_mem_alloc(device, 2 * sizeof *words);
-    uint64_t *samples = devrt_mem_alloc(device, rounds * sizeof *samples);
+    uint32_t *words = allocate(device, 2 * sizeof *words);
+    uint64_t *samples = allocate(device, rounds * sizeof *samples);
     struct answerer a = {words, rounds};
     pthread_t thread;
-    if (!words || !samples || pthread_create(&thread, NULL, answer, &a) != 0) {
-        fprintf(stderr, "no memory or thread for ping_pong\n");
+    if (pthread_create(&thread, NULL, answer, &a) != 0) {
+        fprintf(stderr, "no thread for ping_pong\n");
         exit(1);
     }
     struct devrt_arg args[] = {DEVRT_ARG_PTR(words), DEVRT_ARG_PTR(samples),
                                DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
-    if (devrt_launch(module, "ping_pong", &one, args, 3, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
-        exit(1);
-    }
+    launch(module, "ping_pong", 1, 1, args, 3);
     pthread_join(thread, NULL);
-    qsort(samples, rounds, sizeof *samples, compare);
-    printf("| ping-pong with a host thread that only answers, no server (1 lane x %u) | %.1f | "
-           "%.1f |\n",
-           rounds, (double)samples[rounds / 2] / 1000.0,
-           (double)samples[rounds * 99 / 100] / 1000.0);
+    char label[128];
+    snprintf(label, sizeof label,
+             "ping-pong with a host thread that only answers, no server (1 lane x %u)", rounds);
+    print_row(label, samples, rounds, 1);
     devrt_mem_free(device, words);
     devrt_mem_free(device, samples);
 }
@@ -150,24 +165,21 @@ static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_
 {
     static const char *const names[] = {"take a port", "send the request", "wait for the hand-back",
                                         "read the reply", "give the port up"};
-    uint64_t *steps = devrt_mem_alloc(device, (size_t)rounds * 5 * sizeof *steps);
+    uint64_t *steps = allocate(device, (size_t)rounds * 5 * sizeof *steps);
     uint64_t *column = malloc(rounds * sizeof *column);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(steps), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = {{1, 1, 1}, {wave, 1, 1}};
-    if (!steps || !column ||
-        devrt_launch(module, "round_trip_steps", &config, args, 2, NULL) != DEVRT_SUCCESS) {
-        fprintf(stderr, "launch failed: %s\n", devrt_last_error());
+    if (!column) {
+        fprintf(stderr, "no memory for %u samples\n", rounds);
         exit(1);
     }
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(steps), DEVRT_ARG_UINT(rounds)};
+    launch(module, "round_trip_steps", 1, wave, args, 2);
     printf("\n| step of a round trip, 1 wave (%u lanes x %u) | median us | p99 us |\n"
            "|---|---|---|\n",
            wave, rounds);
     for (uint32_t k = 0; k < 5; ++k) {
         for (uint32_t i = 0; i < rounds; ++i)
             column[i] = steps[i * 5 + k];
-        qsort(column, rounds, sizeof *column, compare);
-        printf("| %s | %.2f | %.2f |\n", names[k], (double)column[rounds / 2] / 1000.0,
-               (double)column[rounds * 99 / 100] / 1000.0);
+        print_row(names[k], column, rounds, 2);
     }
     free(column);
     devrt_mem_free(device, steps);
@@ -212,11 +224,10 @@ int main(int argc, char **argv)
         block = 256;
     }
 
-    uint64_t *samples = devrt_mem_alloc(device, (size_t)lanes * rounds * sizeof *samples);
+    uint64_t *samples = allocate(device, (size_t)lanes * rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
     double start = harness_seconds();
-    devrt_launch(module, "round_trips", &config, args, 2, NULL);
+    launch(module, "round_trips", lanes / block, block, args, 2);
     double elapsed = harness_seconds() - start;
     printf("\n| throughput, %u lanes x %u requests, all ports busy | %.0f lane requests/s |\n"
            "|---|---|\n",
@@ -225,9 +236,8 @@ int main(int argc, char **argv)
 
     double cpu_before = server_cpu_seconds();
     struct devrt_arg idle_args[] = {DEVRT_ARG_U64(1000000000ull)};
-    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
     start = harness_seconds();
-    devrt_launch(module, "idle", &one, idle_args, 1, NULL);
+    launch(module, "idle", 1, 1, idle_args, 1);
     elapsed = harness_seconds() - start;
     double cpu = server_cpu_seconds() - cpu_before;
     printf("| server CPU while a kernel runs %.2f s without requests | %.1f ms (%.2f%%) |\n",
