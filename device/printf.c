@@ -1,6 +1,6 @@
 /*
  * Formatted output. The device sends the format and its arguments, typed; the host
- * formats (host/runtime/format.c). The devrt_printf macro (devrt.h) calls begin, one
+ * formats (host/output/format.c). The devrt_printf macro (devrt.h) calls begin, one
  * append per argument and end, all inlined, so a call keeps its arguments in registers and
  * stores each word straight into this lane's RPC packet.
  */

@@ -209,7 +209,7 @@ static inline void devrt_arch_barrier(void)
 /*
  * The device cannot interrupt the host. It sets the doorbell word instead, one posted
  * write over PCIe, and the CUDA backend's server polls that word while it waits (see
- * host/runtime/cuda.c); a plain store is enough because the server only asks whether the
+ * host/backends/cuda.c); a plain store is enough because the server only asks whether the
  * word was set since it last cleared it.
  *
  * The fence after it is for latency: without one the GPU may hold the outbox flip and the

@@ -11,7 +11,7 @@
 #include <devrt/host.h>
 #include <devrt/rpc.h>
 
-#include "format.h"
+#include "text.h"
 
 enum devrt_memory {
     DEVRT_MEMORY_DEVICE, /* device memory, zeroed: the state block, the ports' state words */

@@ -10,21 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text.h"
+
 /* The largest width or precision a conversion may ask for, so output stays bounded. */
 #define DEVRT_FORMAT_MAX_WIDTH 4096
 /* Arguments the parser accepts in one message: the macro's limit and then some. */
 #define DEVRT_FORMAT_MAX_ARGS 64u
-
-/* Text that grows; after an allocation failure it stays as it was and `failed` is set. */
-struct devrt_text {
-    char *data;
-    size_t length;
-    size_t capacity;
-    bool failed;
-};
-
-void devrt_text_append(struct devrt_text *text, const char *data, size_t size);
-void devrt_text_free(struct devrt_text *text);
 
 /* One argument as it arrived: enum devrt_output_tag, flags, value, and a string's bytes. */
 struct devrt_format_arg {

@@ -13,33 +13,6 @@
 
 #include "format.h"
 
-void devrt_text_append(struct devrt_text *text, const char *data, size_t size)
-{
-    if (text->failed || size == 0)
-        return;
-    if (text->length + size + 1 > text->capacity) {
-        size_t capacity = text->capacity ? text->capacity : 256;
-        while (capacity < text->length + size + 1)
-            capacity *= 2;
-        char *grown = realloc(text->data, capacity);
-        if (!grown) {
-            text->failed = true;
-            return;
-        }
-        text->data = grown;
-        text->capacity = capacity;
-    }
-    memcpy(text->data + text->length, data, size);
-    text->length += size;
-    text->data[text->length] = '\0';
-}
-
-void devrt_text_free(struct devrt_text *text)
-{
-    free(text->data);
-    *text = (struct devrt_text){0};
-}
-
 /* A conversion as the format spells it, with its `*` arguments resolved. */
 struct spec {
     const char *start; /* the '%' */
