@@ -36,6 +36,10 @@ endfunction()
 # host stubs. Adds a target <name> that builds OUTPUT.
 function(devrt_add_bitcode_library name)
   cmake_parse_arguments(arg "" "TRIPLE;OUTPUT" "SOURCES;FLAGS" ${ARGN})
+  # Makefile generators do not create the folders of custom commands' outputs.
+  file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${name}")
+  get_filename_component(out_dir "${arg_OUTPUT}" DIRECTORY)
+  file(MAKE_DIRECTORY "${out_dir}")
   set(objects)
   foreach(src ${arg_SOURCES})
     get_filename_component(src "${src}" ABSOLUTE)

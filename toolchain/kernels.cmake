@@ -1,34 +1,61 @@
-# Kernel images for the backends, built from the same kernel C.
+# Kernel images for the backends, built from the same kernel C. These rules serve devrt's
+# own build and, installed with the CMake package, its consumers (docs/integration.md):
+#
+#   devrt_add_emu_kernel(<name> SOURCES <c files...> [DEFINES ...] [INCLUDES <dirs...>])
+#   devrt_add_amdgcn_kernel(<name> SOURCE <c file> TARGET <gfx...> [INCLUDES <dirs...>]
+#                           [DEFINES ...])
+#   devrt_add_nvptx_kernel(<name> SOURCES <c files...> [ARCH <sm_NN>] [DEFINES ...]
+#                          [INCLUDES <dirs...>])
+#
+# They take the device library from the targets devrt::amdgcn_bitcode and
+# devrt::nvptx_bitcode (property DEVRT_BITCODE_FILE; DEVRT_BITCODE_TARGET names the target
+# that builds it, in devrt's own build), the headers from DEVRT_INCLUDE_DIR, and the LLVM
+# tools from devrt_find_llvm() (toolchain/llvm.cmake), which the amdgcn and nvptx rules call.
 
-# devrt_add_emu_kernel(<name> SOURCES <c files...> [DEFINES ...])
-# A shared object for the emulation backend: the kernels with libdevrt_emu linked in, so
-# each image has its own __devrt_state like a code object does. Output: <name>.so.
+# The bitcode file of devrt::<kind>_bitcode in FILE_VAR, and the target that builds it
+# (empty for an installed package) in TARGET_VAR.
+function(devrt_bitcode kind file_var target_var)
+  if(NOT TARGET devrt::${kind}_bitcode)
+    message(FATAL_ERROR "devrt: no ${kind} bitcode in this build or package")
+  endif()
+  get_target_property(file devrt::${kind}_bitcode DEVRT_BITCODE_FILE)
+  get_target_property(producer devrt::${kind}_bitcode DEVRT_BITCODE_TARGET)
+  if(NOT producer)
+    set(producer "")
+  endif()
+  set(${file_var} "${file}" PARENT_SCOPE)
+  set(${target_var} "${producer}" PARENT_SCOPE)
+endfunction()
+
+# A shared object for the emulation backend: the kernels with devrt's emulation archive
+# linked in, so each image has its own __devrt_state as a code object does. Output:
+# <name>.so in the current binary directory.
 function(devrt_add_emu_kernel name)
-  cmake_parse_arguments(arg "" "" "SOURCES;DEFINES" ${ARGN})
+  cmake_parse_arguments(arg "" "" "SOURCES;DEFINES;INCLUDES" ${ARGN})
   add_library(${name} MODULE ${arg_SOURCES})
   set_target_properties(${name} PROPERTIES PREFIX "" SUFFIX ".so" C_VISIBILITY_PRESET hidden)
   target_compile_definitions(${name} PRIVATE ${arg_DEFINES})
-  target_link_libraries(${name} PRIVATE devrt_emu)
-  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/device")
+  target_include_directories(${name} PRIVATE ${arg_INCLUDES})
+  target_link_libraries(${name} PRIVATE devrt::emu)
 endfunction()
 
-# devrt_add_nvptx_kernel(<name> SOURCES <c files...> [ARCH <sm_NN>] [DEFINES ...])
-# A PTX image for the CUDA backend, ${DEVRT_PTX_DIR}/<name>.ptx: the kernels compiled for
-# nvptx64-nvidia-cuda, linked with devrt-nvptx.bc (only what they use), optimized as one
-# module so the library inlines into them, and turned into PTX by llc. ARCH defaults to
-# DEVRT_NVPTX_ARCH. Sets <name>_PTX in the caller's scope to the file, and adds the target
-# <name> to nvptx-ptx, which builds every image.
+# A PTX image for the CUDA backend, <name>.ptx in DEVRT_PTX_DIR (default: the current
+# binary directory): the kernels compiled for nvptx64-nvidia-cuda, linked with
+# devrt-nvptx.bc (only what they use), optimized as one module so the library inlines into
+# them, and turned into PTX by llc. ARCH defaults to DEVRT_NVPTX_ARCH. Sets <name>_PTX in the
+# caller's scope to the file, and adds the target <name> to nvptx-ptx, which builds every
+# image.
 #
-# Without device code (DEVRT_DEVICE_CODE=OFF) nothing is compiled: <name>_PTX is
-# ${DEVRT_PREBUILT_PTX_DIR}/<name>.ptx when that file exists, and empty otherwise, so the
-# caller can leave its tests out.
-set(DEVRT_NVPTX_ARCH sm_90 CACHE STRING "The GPU the nvptx test kernels are built for")
+# In devrt's build without device code (DEVRT_DEVICE_CODE=OFF) nothing is compiled:
+# <name>_PTX is ${DEVRT_PREBUILT_PTX_DIR}/<name>.ptx when that file exists, and empty
+# otherwise, so the caller can leave its tests out.
+set(DEVRT_NVPTX_ARCH sm_90 CACHE STRING "The GPU that nvptx kernels are built for by default")
 function(devrt_add_nvptx_kernel name)
-  cmake_parse_arguments(arg "" "ARCH" "SOURCES;DEFINES" ${ARGN})
+  cmake_parse_arguments(arg "" "ARCH" "SOURCES;DEFINES;INCLUDES" ${ARGN})
   if(NOT arg_ARCH)
     set(arg_ARCH "${DEVRT_NVPTX_ARCH}")
   endif()
-  if(NOT DEVRT_DEVICE_CODE)
+  if(DEFINED DEVRT_DEVICE_CODE AND NOT DEVRT_DEVICE_CODE)
     set(ptx "${DEVRT_PREBUILT_PTX_DIR}/${name}.ptx")
     if(DEVRT_PREBUILT_PTX_DIR AND EXISTS "${ptx}")
       set(${name}_PTX "${ptx}" PARENT_SCOPE)
@@ -38,11 +65,21 @@ function(devrt_add_nvptx_kernel name)
     endif()
     return()
   endif()
-  set(ptx "${DEVRT_PTX_DIR}/${name}.ptx")
+  devrt_find_llvm()
+  devrt_bitcode(nvptx bitcode producer)
+  set(ptx_dir "${DEVRT_PTX_DIR}")
+  if(NOT ptx_dir)
+    set(ptx_dir "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  set(ptx "${ptx_dir}/${name}.ptx")
   set(work "${CMAKE_CURRENT_BINARY_DIR}/${name}.nvptx")
-  set(defines)
+  file(MAKE_DIRECTORY "${work}" "${ptx_dir}")
+  set(flags)
   foreach(d ${arg_DEFINES})
-    list(APPEND defines "-D${d}")
+    list(APPEND flags "-D${d}")
+  endforeach()
+  foreach(dir ${arg_INCLUDES})
+    list(APPEND flags -I "${dir}")
   endforeach()
   set(objects)
   foreach(src ${arg_SOURCES})
@@ -53,8 +90,8 @@ function(devrt_add_nvptx_kernel name)
       OUTPUT "${obj}"
       COMMAND "${DEVRT_CLANG}" -target nvptx64-nvidia-cuda -march=${arg_ARCH} -nogpulib
               -ffreestanding -std=c17 -O2 -Wall -Wextra -Werror
-              -Xclang -target-feature -Xclang +ptx78 ${defines}
-              -I "${PROJECT_SOURCE_DIR}/include" -I "${PROJECT_SOURCE_DIR}/device"
+              -Xclang -target-feature -Xclang +ptx78 ${flags}
+              -I "${DEVRT_INCLUDE_DIR}"
               -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"
       DEPFILE "${obj}.d"
       DEPENDS "${src}"
@@ -65,15 +102,18 @@ function(devrt_add_nvptx_kernel name)
   add_custom_command(
     OUTPUT "${ptx}"
     COMMAND "${DEVRT_LLVM_LINK}" ${objects} -o "${work}/kernels.bc"
-    COMMAND "${DEVRT_LLVM_LINK}" --only-needed "${work}/kernels.bc" "${DEVRT_NVPTX_BC}"
+    COMMAND "${DEVRT_LLVM_LINK}" --only-needed "${work}/kernels.bc" "${bitcode}"
             -o "${work}/linked.bc"
     COMMAND "${DEVRT_OPT}" -O2 "${work}/linked.bc" -o "${work}/optimized.bc"
     COMMAND "${DEVRT_LLC}" -mtriple=nvptx64-nvidia-cuda -mcpu=${arg_ARCH} -mattr=+ptx78
             "${work}/optimized.bc" -o "${ptx}"
-    DEPENDS ${objects} devrt-nvptx "${DEVRT_NVPTX_BC}"
+    DEPENDS ${objects} "${bitcode}"
     COMMENT "Linking ${name}.ptx"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS "${ptx}")
+  if(producer)
+    add_dependencies(${name} ${producer})
+  endif()
   if(NOT TARGET nvptx-ptx)
     add_custom_target(nvptx-ptx)
   endif()
@@ -81,27 +121,40 @@ function(devrt_add_nvptx_kernel name)
   set(${name}_PTX "${ptx}" PARENT_SCOPE)
 endfunction()
 
-# devrt_add_amdgcn_kernel(<name> SOURCE <c file> TARGET <gfx...> [INCLUDES <dirs...>])
-# An amdgcn code object built the way clang users link devrt (-mlink-builtin-bitcode).
-# Output: ${CMAKE_CURRENT_BINARY_DIR}/<name>.<gfx>.hsaco, in the variable <name>_HSACO.
+# An amdgcn code object built the way clang users link devrt: -mlink-builtin-bitcode makes a
+# relocatable object with the library inside, and ld.lld -shared turns it into the code
+# object the loader takes. Output: <name>.<gfx>.hsaco in the current binary directory, in
+# the variable <name>_HSACO; the target is <name>_<gfx>.
 function(devrt_add_amdgcn_kernel name)
-  cmake_parse_arguments(arg "" "SOURCE;TARGET" "INCLUDES" ${ARGN})
+  cmake_parse_arguments(arg "" "SOURCE;TARGET" "INCLUDES;DEFINES" ${ARGN})
+  if(NOT arg_SOURCE OR NOT arg_TARGET)
+    message(FATAL_ERROR "devrt_add_amdgcn_kernel(${name}): SOURCE and TARGET are required")
+  endif()
+  devrt_find_llvm()
+  devrt_bitcode(amdgcn bitcode producer)
+  get_filename_component(source "${arg_SOURCE}" ABSOLUTE)
   set(hsaco "${CMAKE_CURRENT_BINARY_DIR}/${name}.${arg_TARGET}.hsaco")
-  set(includes)
+  set(flags)
+  foreach(d ${arg_DEFINES})
+    list(APPEND flags "-D${d}")
+  endforeach()
   foreach(dir ${arg_INCLUDES})
-    list(APPEND includes -I "${dir}")
+    list(APPEND flags -I "${dir}")
   endforeach()
   add_custom_command(
     OUTPUT "${hsaco}"
     COMMAND "${DEVRT_CLANG}" -target amdgcn-amd-amdhsa -mcpu=${arg_TARGET} -nogpulib
-            -ffreestanding -std=c17 -O2 -I "${PROJECT_SOURCE_DIR}/include" ${includes}
-            -Xclang -mlink-builtin-bitcode -Xclang "${DEVRT_AMDGCN_BC}"
-            -c "${arg_SOURCE}" -o "${hsaco}.o" -MD -MF "${hsaco}.d"
+            -ffreestanding -std=c17 -O2 -I "${DEVRT_INCLUDE_DIR}" ${flags}
+            -Xclang -mlink-builtin-bitcode -Xclang "${bitcode}"
+            -c "${source}" -o "${hsaco}.o" -MD -MF "${hsaco}.d"
     COMMAND "${DEVRT_LD_LLD}" -shared --no-undefined "${hsaco}.o" -o "${hsaco}"
     DEPFILE "${hsaco}.d"
-    DEPENDS "${arg_SOURCE}" devrt-amdgcn "${DEVRT_AMDGCN_BC}"
+    DEPENDS "${source}" "${bitcode}"
     COMMENT "Building ${name} for ${arg_TARGET}"
     VERBATIM)
   add_custom_target(${name}_${arg_TARGET} ALL DEPENDS "${hsaco}")
+  if(producer)
+    add_dependencies(${name}_${arg_TARGET} ${producer})
+  endif()
   set(${name}_HSACO "${hsaco}" PARENT_SCOPE)
 endfunction()

@@ -6,7 +6,8 @@ set -euo pipefail
 
 llvm=${DEVRT_LLVM_VERSION:-19}
 packages=(
-    cmake ninja-build make gcc g++ python3
+    cmake ninja-build make gcc g++ python3 pkg-config
+    dpkg-dev file       # cpack's Debian package (dpkg-shlibdeps), checked in CI
     "clang-$llvm" "lld-$llvm" "llvm-$llvm" "libclang-rt-$llvm-dev" # device code, sanitizers, fuzzers
     libhsa-runtime-dev  # HSA backend of the host runtime
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report

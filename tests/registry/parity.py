@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Checks that every backend registers the same device tests.
+
+Reads CTest's list of tests (`ctest --show-only=json-v1`, from a build directory or a
+file) and compares the names under each backend's prefix: emu.<group>.<test> must have
+hardware.<group>.<test> and nvptx.<group>.<test> beside it, and the other way round.
+Tests only the host can run are named unit.*, not emu.*. Exit codes: 0 the same,
+1 they differ (each difference named), 2 the list could not be read.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+BACKENDS = ("emu", "hardware", "nvptx")
+
+
+def read_tests(args):
+    if args.json:
+        with open(args.json, encoding="utf-8") as f:
+            return json.load(f)
+    out = subprocess.run(
+        [args.ctest, "--test-dir", args.build, "--show-only=json-v1"],
+        check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--build", help="a configured build directory")
+    source.add_argument("--json", help="a file written by ctest --show-only=json-v1")
+    parser.add_argument("--ctest", default="ctest", help="the ctest to ask")
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="the backends that must agree (default: all three)")
+    args = parser.parse_args()
+    try:
+        listing = read_tests(args)
+        names = [t["name"] for t in listing["tests"]]
+    except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as e:
+        print(f"parity: cannot read the list of tests: {e}", file=sys.stderr)
+        return 2
+
+    backends = args.backends.split(",")
+    per_backend = {b: set() for b in backends}
+    for name in names:
+        backend, _, rest = name.partition(".")
+        if backend in per_backend:
+            per_backend[backend].add(rest)
+    everything = set().union(*per_backend.values())
+    missing = [f"{b}.{t}" for b in backends for t in sorted(everything - per_backend[b])]
+    for name in missing:
+        print(f"parity: {name} is not registered, but another backend has the test")
+    if not everything:
+        print("parity: no device tests at all")
+        return 1
+    if missing:
+        return 1
+    print(f"parity: {len(everything)} device tests on each of {', '.join(backends)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
