@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# What a user of the installed package does, as tests (label package):
+#
+#   check.sh install       BUILD WORK   cmake --install BUILD into WORK/prefix
+#   check.sh cmake         WORK EXAMPLE PREFIX   build examples/EXAMPLE with find_package(devrt)
+#                                       against PREFIX (Unix Makefiles), run its tests
+#   check.sh pkgconfig     WORK PREFIX  build examples/hello with its Makefile and
+#                                       pkg-config against PREFIX, run it
+#   check.sh cpack         BUILD WORK   make the .tar.gz and the .deb in WORK/packages
+#   check.sh deb-contents  WORK         the .deb holds what the package promises
+#   check.sh deb-unpack    WORK         unpack the .deb into WORK/debroot
+#
+# Exit status: 0 as expected, 1 not, 2 usage.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+examples=$src/examples
+step=${1:-}
+fail() { echo "check.sh $step: $*" >&2; exit 1; }
+
+case $step in
+install)
+    [[ $# -eq 3 ]] || exit 2
+    rm -rf "$3/prefix"
+    cmake --install "$2" --prefix "$3/prefix" >/dev/null
+    ;;
+cmake)
+    [[ $# -eq 4 ]] || exit 2
+    work=$2/$3-cmake-$(basename "$(dirname "$4")")-$(basename "$4")
+    rm -rf "$work"
+    cmake -S "$examples/$3" -B "$work" -G "Unix Makefiles" -DCMAKE_PREFIX_PATH="$4" \
+        -DCMAKE_BUILD_TYPE=Release ${DEVRT_EXAMPLE_CMAKE_ARGS:-}
+    cmake --build "$work" -j2
+    ctest --test-dir "$work" --output-on-failure --no-tests=error
+    ;;
+pkgconfig)
+    [[ $# -eq 3 ]] || exit 2
+    work=$2/hello-pkgconfig-$(basename "$(dirname "$3")")-$(basename "$3")
+    rm -rf "$work"
+    cp -r "$examples/hello" "$work"
+    pcdir=$(dirname "$(find "$3" -name devrt.pc -path '*pkgconfig*' | head -1)")
+    [[ -f $pcdir/devrt.pc ]] || fail "no devrt.pc under $3"
+    PKG_CONFIG_PATH=$pcdir make -C "$work" all hello_kernels.gfx90a.hsaco
+    "$work/hello" "$work/hello_kernels.so"
+    ;;
+cpack)
+    [[ $# -eq 3 ]] || exit 2
+    rm -rf "$3/packages"
+    (cd "$2" && cpack -B "$3/packages" >/dev/null)
+    ls "$3"/packages/*.deb "$3"/packages/*.tar.gz
+    ;;
+deb-contents)
+    [[ $# -eq 2 ]] || exit 2
+    deb=$(ls "$2"/packages/*.deb)
+    listing=$(dpkg-deb -c "$deb" | awk '{ print ($(NF - 1) == "->") ? $(NF - 2) : $NF }')
+    info=$(dpkg-deb -I "$deb")
+    for path in ./usr/bin/devrt-run ./usr/bin/devrt-leaks \
+        ./usr/include/devrt/devrt.h ./usr/include/devrt/host.h ./usr/include/devrt/symbols.def \
+        ./usr/lib/libdevrt.so.0 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
+        ./usr/lib/libdevrt_host.a ./usr/lib/libdevrt_shield.a ./usr/lib/libdevrt_emu.a \
+        ./usr/lib/devrt/devrt-amdgcn.bc ./usr/lib/devrt/devrt-nvptx.bc \
+        ./usr/lib/cmake/devrt/devrtConfig.cmake ./usr/lib/cmake/devrt/devrtConfigVersion.cmake \
+        ./usr/lib/cmake/devrt/devrtTargets.cmake ./usr/lib/cmake/devrt/devrtKernels.cmake \
+        ./usr/lib/pkgconfig/devrt.pc ./usr/lib/pkgconfig/devrt-host-stubs.pc \
+        ./usr/lib/pkgconfig/devrt-shield.pc ./usr/lib/pkgconfig/devrt-emu.pc \
+        ./usr/share/doc/devrt/copyright; do
+        grep -qxF "$path" <<<"$listing" || fail "$deb lacks $path"
+    done
+    grep -q "Apache License" <(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/devrt/copyright) ||
+        fail "the package's copyright file does not state the licence"
+    grep -q "^ Depends:.*libffi8" <<<"$info" || fail "the package does not depend on libffi8"
+    if grep -q "libhsa-runtime64\|libcuda" <<<"$(grep '^ Depends:' <<<"$info")"; then
+        fail "the package depends on a GPU runtime, which devrt opens at run time"
+    fi
+    echo "$deb: $(wc -l <<<"$listing") entries, all expected ones present"
+    ;;
+deb-unpack)
+    [[ $# -eq 2 ]] || exit 2
+    rm -rf "$2/debroot"
+    dpkg-deb -x "$(ls "$2"/packages/*.deb)" "$2/debroot"
+    ;;
+*)
+    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack ..." >&2
+    exit 2
+    ;;
+esac
