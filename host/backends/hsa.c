@@ -3,14 +3,121 @@
  * are dispatched as AQL packets, the state block and the ports' state words live in the GPU's
  * coarse-grained pool, and mailboxes, buffers and user memory in the system's fine-grained
  * pool. The doorbell is an HSA signal the device raises an interrupt on.
+ *
+ * The HSA runtime (libhsa-runtime64.so.1) is opened with dlopen when a device is opened, not
+ * linked, as the CUDA backend opens the driver: one build runs on machines with and without
+ * ROCm. Where the library or one of its functions is missing, opening a device fails with
+ * DEVRT_ERROR_NO_DEVICE and a message naming the library or the functions, so the hardware
+ * tests skip. The library stays loaded until the process ends: its own threads and atexit
+ * handlers may still run after hsa_shut_down, and a device may be opened again.
  */
+#include <dlfcn.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
+
+#define DEVRT_HSA_LIBRARY "libhsa-runtime64.so.1"
+
+/*
+ * Names another library to open instead, so that the tests can make the runtime absent or
+ * incomplete on a machine that has it. Not for production use.
+ */
+#define DEVRT_HSA_LIBRARY_OVERRIDE "DEVRT_TEST_HSA_LIBRARY"
+
+/* The HSA functions the backend uses, opened from the library by name. */
+#define DEVRT_HSA_FUNCTIONS(X)                                                                     \
+    X(hsa_init)                                                                                    \
+    X(hsa_shut_down)                                                                               \
+    X(hsa_status_string)                                                                           \
+    X(hsa_system_get_info)                                                                         \
+    X(hsa_iterate_agents)                                                                          \
+    X(hsa_agent_get_info)                                                                          \
+    X(hsa_queue_create)                                                                            \
+    X(hsa_queue_destroy)                                                                           \
+    X(hsa_queue_add_write_index_relaxed)                                                           \
+    X(hsa_queue_load_read_index_scacquire)                                                         \
+    X(hsa_signal_create)                                                                           \
+    X(hsa_signal_destroy)                                                                          \
+    X(hsa_signal_store_screlease)                                                                  \
+    X(hsa_signal_wait_scacquire)                                                                   \
+    X(hsa_memory_copy)                                                                             \
+    X(hsa_code_object_reader_create_from_memory)                                                   \
+    X(hsa_code_object_reader_destroy)                                                              \
+    X(hsa_executable_create_alt)                                                                   \
+    X(hsa_executable_destroy)                                                                      \
+    X(hsa_executable_load_agent_code_object)                                                       \
+    X(hsa_executable_freeze)                                                                       \
+    X(hsa_executable_get_symbol_by_name)                                                           \
+    X(hsa_executable_symbol_get_info)                                                              \
+    X(hsa_amd_agent_iterate_memory_pools)                                                          \
+    X(hsa_amd_memory_pool_get_info)                                                                \
+    X(hsa_amd_memory_pool_allocate)                                                                \
+    X(hsa_amd_memory_pool_free)                                                                    \
+    X(hsa_amd_agents_allow_access)                                                                 \
+    X(hsa_amd_memory_fill)
+
+/* Every call into the runtime goes through this table, filled once by open_library. */
+static struct {
+#define X(fn) __typeof__(fn) *fn;
+    DEVRT_HSA_FUNCTIONS(X)
+#undef X
+} hsa;
+
+static void *hsa_library; /* set only once every function of the table is resolved */
+static char hsa_error[768];
+static pthread_once_t hsa_once = PTHREAD_ONCE_INIT;
+
+/* Adds `name` to a comma-separated list in `list`, ending it with "..." once it is full. */
+static void list_add(char *list, size_t size, const char *name)
+{
+    size_t used = strlen(list);
+    int n = snprintf(list + used, size - used, "%s%s", used ? ", " : "", name);
+    if (n < 0 || (size_t)n >= size - used)
+        memcpy(list + size - 4, "...", 4);
+}
+
+static void open_library(void)
+{
+    const char *name = secure_getenv(DEVRT_HSA_LIBRARY_OVERRIDE);
+    if (!name || !*name)
+        name = DEVRT_HSA_LIBRARY;
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(hsa_error, sizeof hsa_error, "cannot open %s, the ROCm HSA runtime (%s)", name,
+                 dlerror());
+        return;
+    }
+    /* Every missing function is named at once: an old runtime usually lacks several. */
+    char missing[512] = "";
+    int count = 0;
+#define X(fn)                                                                                      \
+    hsa.fn = (__typeof__(hsa.fn))dlsym(library, #fn);                                              \
+    if (!hsa.fn) {                                                                                 \
+        count++;                                                                                   \
+        list_add(missing, sizeof missing, #fn);                                                    \
+    }
+    DEVRT_HSA_FUNCTIONS(X)
+#undef X
+    if (count) {
+        /* The file found, not only the name asked for: LD_LIBRARY_PATH may have picked it. */
+        struct link_map *map = NULL;
+        const char *path = dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name[0]
+                               ? map->l_name
+                               : name;
+        snprintf(hsa_error, sizeof hsa_error, "%s lacks %d function%s devrt needs: %s", path, count,
+                 count == 1 ? "" : "s", missing);
+        memset(&hsa, 0, sizeof hsa);
+        dlclose(library);
+        return;
+    }
+    hsa_library = library;
+}
 
 struct hsa_backend {
     hsa_agent_t gpu;
@@ -30,18 +137,18 @@ struct hsa_module {
     hsa_code_object_reader_t reader;
 };
 
-static int hsa_failed(hsa_status_t status, const char *what)
+static int hsa_failed(int code, hsa_status_t status, const char *what)
 {
     const char *text = NULL;
-    hsa_status_string(status, &text);
-    return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: %s: %s", what, text ? text : "unknown error");
+    hsa.hsa_status_string(status, &text);
+    return devrt_fail(code, "HSA: %s: %s", what, text ? text : "unknown error");
 }
 
 static hsa_status_t find_agents(hsa_agent_t agent, void *data)
 {
     struct hsa_backend *b = data;
     hsa_device_type_t type;
-    if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS)
+    if (hsa.hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS)
         return HSA_STATUS_SUCCESS;
     if (type == HSA_DEVICE_TYPE_CPU && !b->cpu.handle)
         b->cpu = agent;
@@ -55,10 +162,10 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
     struct hsa_backend *b = data;
     hsa_amd_segment_t segment;
     uint32_t flags = 0;
-    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
+    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
     if (segment != HSA_AMD_SEGMENT_GLOBAL)
         return HSA_STATUS_SUCCESS;
-    hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
+    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
     if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) && !b->kernarg.handle)
         b->kernarg = pool;
     else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
@@ -80,13 +187,13 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
     struct hsa_backend *b = device->backend;
     void *ptr = NULL;
     hsa_amd_memory_pool_t pool = memory == DEVRT_MEMORY_HOST ? b->fine : b->coarse;
-    if (hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
+    if (hsa.hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
     if (memory == DEVRT_MEMORY_HOST) {
-        hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
+        hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
         memset(ptr, 0, size);
     } else if (memory == DEVRT_MEMORY_DEVICE) {
-        hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
+        hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
     }
     return ptr;
 }
@@ -96,61 +203,65 @@ static void hsa_free_memory(devrt_device *device, void *ptr, enum devrt_memory m
     (void)device;
     (void)memory;
     if (ptr)
-        hsa_amd_memory_pool_free(ptr);
+        hsa.hsa_amd_memory_pool_free(ptr);
 }
 
 static int hsa_copy(devrt_device *device, void *dst, const void *src, size_t size)
 {
     (void)device;
-    return hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+    return hsa.hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
 }
 
 static int hsa_open(devrt_device *device, int index)
 {
-    if (hsa_init() != HSA_STATUS_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE,
-                          "HSA: the runtime did not start (no AMD GPU driver?)");
+    pthread_once(&hsa_once, open_library);
+    if (!hsa_library)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: %s", hsa_error);
+    hsa_status_t started = hsa.hsa_init();
+    if (started != HSA_STATUS_SUCCESS)
+        return hsa_failed(DEVRT_ERROR_NO_DEVICE, started,
+                          "the runtime did not start (no AMD GPU or amdgpu driver?)");
     struct hsa_backend *b = calloc(1, sizeof *b);
     if (!b) {
-        hsa_shut_down();
+        hsa.hsa_shut_down();
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the HSA backend");
     }
     b->wanted = index;
-    hsa_iterate_agents(find_agents, b);
+    hsa.hsa_iterate_agents(find_agents, b);
     if (!b->gpu.handle || !b->cpu.handle) {
         int seen = b->seen;
         free(b);
-        hsa_shut_down();
+        hsa.hsa_shut_down();
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: no AMD GPU %d (found %d)", index, seen);
     }
-    hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, b);
+    hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, b);
     hsa_amd_memory_pool_t gpu_fine = b->fine;
     b->fine.handle = 0;
-    hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, b);
+    hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, b);
     if (!b->fine.handle)
         b->fine = gpu_fine;
     uint32_t wave = 64;
-    hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
+    hsa.hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
     uint64_t frequency = 1000000;
-    hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency);
+    hsa.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency);
     b->ticks_per_ms = frequency / 1000 ? frequency / 1000 : 1;
     device->backend = b;
     device->wave_size = wave;
 
-    hsa_status_t status = hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
-                                           UINT32_MAX, UINT32_MAX, &b->queue);
+    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
+                                               UINT32_MAX, UINT32_MAX, &b->queue);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_signal_create(0, 0, NULL, &b->doorbell);
+        status = hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);
     device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
     if (status != HSA_STATUS_SUCCESS || !b->coarse.handle || !b->fine.handle ||
         !b->kernarg.handle || !device->doorbell) {
         int failure = status != HSA_STATUS_SUCCESS
-                          ? hsa_failed(status, "creating the queue")
+                          ? hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue")
                           : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the GPU lacks a memory pool");
         if (b->queue)
-            hsa_queue_destroy(b->queue);
+            hsa.hsa_queue_destroy(b->queue);
         free(b);
-        hsa_shut_down();
+        hsa.hsa_shut_down();
         return failure;
     }
     device->doorbell->signal = b->doorbell.handle;
@@ -161,10 +272,10 @@ static void hsa_close(devrt_device *device)
 {
     struct hsa_backend *b = device->backend;
     hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
-    hsa_signal_destroy(b->doorbell);
-    hsa_queue_destroy(b->queue);
+    hsa.hsa_signal_destroy(b->doorbell);
+    hsa.hsa_queue_destroy(b->queue);
     free(b);
-    hsa_shut_down();
+    hsa.hsa_shut_down();
 }
 
 static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
@@ -177,29 +288,29 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
     struct hsa_module *m = calloc(1, sizeof *m);
     hsa_status_t status = m ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_code_object_reader_create_from_memory(image, size, &m->reader);
+        status = hsa.hsa_code_object_reader_create_from_memory(image, size, &m->reader);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_create_alt(
+        status = hsa.hsa_executable_create_alt(
             HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &m->executable);
     if (status == HSA_STATUS_SUCCESS)
         status =
-            hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
+            hsa.hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_freeze(m->executable, NULL);
+        status = hsa.hsa_executable_freeze(m->executable, NULL);
     hsa_executable_symbol_t symbol;
     uint64_t address = 0;
     if (status == HSA_STATUS_SUCCESS)
-        status =
-            hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu, &symbol);
+        status = hsa.hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu,
+                                                       &symbol);
     if (status == HSA_STATUS_SUCCESS)
-        status = hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
-                                                &address);
+        status = hsa.hsa_executable_symbol_get_info(
+            symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &address);
     free(image);
     if (status != HSA_STATUS_SUCCESS) {
         if (m && m->executable.handle)
-            hsa_executable_destroy(m->executable);
+            hsa.hsa_executable_destroy(m->executable);
         if (m && m->reader.handle)
-            hsa_code_object_reader_destroy(m->reader);
+            hsa.hsa_code_object_reader_destroy(m->reader);
         free(m);
         return devrt_fail(DEVRT_ERROR_IMAGE,
                           "%s: not a loadable devrt code object for this GPU "
@@ -214,8 +325,8 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
 static void hsa_unload(devrt_module *module)
 {
     struct hsa_module *m = module->backend;
-    hsa_executable_destroy(m->executable);
-    hsa_code_object_reader_destroy(m->reader);
+    hsa.hsa_executable_destroy(m->executable);
+    hsa.hsa_code_object_reader_destroy(m->reader);
     free(m);
 }
 
@@ -233,18 +344,18 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     char name[512];
     snprintf(name, sizeof name, "%s.kd", kernel);
     hsa_executable_symbol_t symbol;
-    if (hsa_executable_get_symbol_by_name(m->executable, name, &b->gpu, &symbol) !=
+    if (hsa.hsa_executable_get_symbol_by_name(m->executable, name, &b->gpu, &symbol) !=
         HSA_STATUS_SUCCESS)
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
     uint64_t object = 0;
     uint32_t kernarg_size = 0, group_size = 0, private_size = 0;
-    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
-    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
-                                   &kernarg_size);
-    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
-                                   &group_size);
-    hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
-                                   &private_size);
+    hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
+    hsa.hsa_executable_symbol_get_info(
+        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg_size);
+    hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                                       &group_size);
+    hsa.hsa_executable_symbol_get_info(
+        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &private_size);
 
     /* Explicit arguments in C layout, each at its natural alignment; hidden ones zeroed. */
     size_t offset = 0;
@@ -256,10 +367,10 @@ static int hsa_launch(devrt_module *module, const char *kernel,
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s takes %u bytes of arguments, got %zu",
                           kernel, kernarg_size, offset);
     void *kernarg = NULL;
-    if (hsa_amd_memory_pool_allocate(b->kernarg, kernarg_size ? kernarg_size : 16, 0, &kernarg) !=
-        HSA_STATUS_SUCCESS)
+    if (hsa.hsa_amd_memory_pool_allocate(b->kernarg, kernarg_size ? kernarg_size : 16, 0,
+                                         &kernarg) != HSA_STATUS_SUCCESS)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
-    hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
+    hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
     memset(kernarg, 0, kernarg_size);
     offset = 0;
     for (size_t i = 0; i < arg_count; ++i) {
@@ -270,13 +381,13 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     }
 
     hsa_signal_t done;
-    if (hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS) {
-        hsa_amd_memory_pool_free(kernarg);
+    if (hsa.hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS) {
+        hsa.hsa_amd_memory_pool_free(kernarg);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
     }
     hsa_queue_t *queue = b->queue;
-    uint64_t index = hsa_queue_add_write_index_relaxed(queue, 1);
-    while (index - hsa_queue_load_read_index_scacquire(queue) >= queue->size)
+    uint64_t index = hsa.hsa_queue_add_write_index_relaxed(queue, 1);
+    while (index - hsa.hsa_queue_load_read_index_scacquire(queue) >= queue->size)
         ;
     hsa_kernel_dispatch_packet_t *packet =
         (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
@@ -297,14 +408,14 @@ static int hsa_launch(devrt_module *module, const char *kernel,
                       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
     uint16_t setup = 3 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
     __atomic_store_n((uint32_t *)packet, header | (uint32_t)setup << 16, __ATOMIC_RELEASE);
-    hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+    hsa.hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
 
-    while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
-                                     HSA_WAIT_STATE_BLOCKED) >= 1)
+    while (hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
+                                         HSA_WAIT_STATE_BLOCKED) >= 1)
         if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
             break;
-    hsa_signal_destroy(done);
-    hsa_amd_memory_pool_free(kernarg);
+    hsa.hsa_signal_destroy(done);
+    hsa.hsa_amd_memory_pool_free(kernarg);
     if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
         return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the queue failed while %s ran (memory fault?)",
                           kernel);
@@ -314,7 +425,7 @@ static int hsa_launch(devrt_module *module, const char *kernel,
 static uint64_t hsa_arm_doorbell(devrt_device *device)
 {
     struct hsa_backend *b = device->backend;
-    hsa_signal_store_screlease(b->doorbell, 0);
+    hsa.hsa_signal_store_screlease(b->doorbell, 0);
     return 0;
 }
 
@@ -323,13 +434,13 @@ static void hsa_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t tim
     struct hsa_backend *b = device->backend;
     (void)armed;
     if (timeout_ms)
-        hsa_signal_wait_scacquire(b->doorbell, HSA_SIGNAL_CONDITION_NE, 0,
-                                  b->ticks_per_ms * timeout_ms, HSA_WAIT_STATE_BLOCKED);
+        hsa.hsa_signal_wait_scacquire(b->doorbell, HSA_SIGNAL_CONDITION_NE, 0,
+                                      b->ticks_per_ms * timeout_ms, HSA_WAIT_STATE_BLOCKED);
 }
 
 static void hsa_ring_doorbell(devrt_device *device)
 {
-    hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
+    hsa.hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
 }
 
 const struct devrt_backend_ops devrt_hsa_backend = {
