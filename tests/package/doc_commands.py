@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Runs a document's commands as a user types them, against an installed prefix.
+
+Takes the ```sh blocks of a Markdown file (README.md, docs/*.md) after its "## Installing"
+heading, but for that section's own block, which builds and installs (the package tests
+have done that already), runs them in one bash session in a
+scratch directory holding a copy of examples/, with PREFIX and PATH pointing at the
+prefix, and compares each command's exit status with the expected list. Exit status: 0 as
+expected, 1 not (each command, its status and its output shown), 2 usage.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def commands(doc):
+    text = open(doc, encoding="utf-8").read()
+    start = text.index("## Installing")
+    blocks = re.findall(r"```sh\n(.*?)```", text[start:], re.S)[1:]
+    return [line for block in blocks for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--doc", required=True, help="the Markdown file")
+    parser.add_argument("--source", required=True, help="the source tree (for examples/)")
+    parser.add_argument("--prefix", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--expect", required=True,
+                        help="comma-separated exit statuses, one per command; 1/2 accepts either")
+    args = parser.parse_args()
+    lines = commands(args.doc)
+    expected = [{int(s) for s in x.split("/")} for x in args.expect.split(",")]
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    shutil.copytree(os.path.join(args.source, "examples"),
+                    os.path.join(args.work, "examples"))
+    script = "".join(f"{line}\necho \"@@status $?\"\n" for line in lines)
+    env = dict(os.environ, PREFIX=args.prefix,
+               PATH=f"{args.prefix}/bin:{os.environ['PATH']}")
+    out = subprocess.run(["bash", "-c", script], cwd=args.work, env=env,
+                         capture_output=True, text=True).stdout
+    statuses = [int(s) for s in re.findall(r"^@@status (\d+)$", out, re.M)]
+    outputs = re.split(r"^@@status \d+\n", out, flags=re.M)
+    ok = len(lines) == len(expected) == len(statuses)
+    for i, line in enumerate(lines):
+        got = statuses[i] if i < len(statuses) else None
+        want = expected[i] if i < len(expected) else None
+        good = want is not None and got in want
+        ok = ok and good
+        shown = "/".join(str(w) for w in sorted(want)) if want else None
+        print(f"{'ok  ' if good else 'FAIL'} exit {got} (expected {shown}): {line}")
+        if not good and i < len(outputs):
+            print(outputs[i])
+    if len(lines) != len(expected):
+        print(f"{args.doc}: {len(lines)} commands, but {len(expected)} expected statuses")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
