@@ -45,8 +45,8 @@ int main(int argc, char **argv)
     /* Workitem 5 raises; devrt has printed the report after the kernel's output. */
     status = launch(module, 5, &report);
     if (status == DEVRT_ERROR_EXCEPTION)
-        printf("hello: the host saw the exception of workitem (%u,%u,%u)\n",
-               report.workitem[0], report.workitem[1], report.workitem[2]);
+        printf("hello: the host saw the exception of workitem (%u,%u,%u)\n", report.workitem[0],
+               report.workitem[1], report.workitem[2]);
     else {
         fprintf(stderr, "hello: expected an exception, got %s\n", devrt_status_string(status));
         ++failures;
