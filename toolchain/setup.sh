@@ -11,7 +11,8 @@ packages=(
     "clang-$llvm" "lld-$llvm" "llvm-$llvm" "libclang-rt-$llvm-dev" # device code, sanitizers, fuzzers
     libhsa-runtime-dev  # HSA backend of the host runtime
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report
-    libelf-dev          # devrt-leaks reads ELF through elfutils
+    libelf-dev          # devrt-leaks and the runtime read ELF through elfutils
+    libmsgpack-dev      # the runtime reads amdgcn code objects' metadata (msgpack-c)
     libffi-dev          # the emulation backend calls kernels with any signature
 )
 

@@ -6,7 +6,7 @@
  */
 #include <devrt/devrt.h>
 
-DEVRT_KERNEL void hello(uint32_t raise_at)
+DEVRT_KERNEL1(hello, uint32_t, raise_at)
 {
     uint32_t id = (uint32_t)devrt_global_id(DEVRT_X);
     uint32_t *squares = devrt_malloc(4 * sizeof *squares);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -257,6 +258,29 @@ static int run_groups(struct emu_lane *lanes, struct emu_group *groups, pthread_
     return status;
 }
 
+/*
+ * Against the signature DEVRT_KERNELn recorded: the call through libffi would otherwise
+ * read registers or stack that no argument was put in.
+ */
+static int check_signature(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                           size_t arg_count)
+{
+    struct emu_module *m = module->backend;
+    size_t length = sizeof DEVRT_EMU_SIGNATURE_PREFIX + strlen(kernel);
+    char *name = malloc(length);
+    if (!name)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a symbol name");
+    snprintf(name, length, "%s%s", DEVRT_EMU_SIGNATURE_PREFIX, kernel);
+    const struct devrt_emu_signature *signature = dlsym(m->handle, name);
+    free(name);
+    if (!signature)
+        return DEVRT_SUCCESS; /* declared with DEVRT_KERNEL alone: nothing recorded */
+    if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the signature of kernel %s says %u parameters",
+                          module->path, kernel, signature->count);
+    return devrt_check_arguments(kernel, signature->size, signature->count, args, arg_count);
+}
+
 static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -265,6 +289,9 @@ static int emu_launch(devrt_module *module, const char *kernel,
     void (*fn)(void) = (void (*)(void))dlsym(m->handle, kernel);
     if (!fn)
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    int status = check_signature(module, kernel, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
 
     ffi_type *types[arg_count ? arg_count : 1];
     void *values[arg_count ? arg_count : 1];
@@ -297,7 +324,6 @@ static int emu_launch(devrt_module *module, const char *kernel,
     struct emu_lane *lanes = calloc(per_batch * block, sizeof *lanes);
     struct emu_group *groups = calloc(per_batch, sizeof *groups);
     pthread_t *threads = calloc(per_batch * block, sizeof *threads);
-    int status = DEVRT_SUCCESS;
     if (!lanes || !groups || !threads)
         status = devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %llu lanes",
                             (unsigned long long)(per_batch * block));

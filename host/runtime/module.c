@@ -9,6 +9,10 @@
 
 #include "runtime.h"
 
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+#include "amdgpu_metadata.h"
+#endif
+
 /* The backend's default: enough ports for every wave the device can hold at once. */
 #define DEVRT_DEFAULT_PORTS 1024u
 
@@ -95,6 +99,37 @@ static int attach_state(devrt_module *module)
     return DEVRT_SUCCESS;
 }
 
+static void free_metadata(devrt_module *module)
+{
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    devrt_amdgpu_metadata_free(module->metadata);
+#endif
+    module->metadata = NULL;
+}
+
+/*
+ * An amdgcn code object's metadata, read before the backend sees the file: what each kernel
+ * takes is then checked at every launch, and a file that is no code object is refused here
+ * with the reason, whatever the backend's loader would make of it.
+ */
+static int read_metadata(devrt_module *module)
+{
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    if (module->device->ops->kind != DEVRT_BACKEND_HSA)
+        return DEVRT_SUCCESS;
+    size_t size;
+    char *image = devrt_read_image(module->path, &size);
+    if (!image)
+        return DEVRT_ERROR_IMAGE;
+    int status = devrt_amdgpu_metadata_read(image, size, module->path, &module->metadata);
+    free(image);
+    return status;
+#else
+    (void)module;
+    return DEVRT_SUCCESS;
+#endif
+}
+
 int devrt_module_load(devrt_device *device, const char *path, devrt_module **out)
 {
     if (!device || !path || !out)
@@ -110,7 +145,9 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     module->output_file = stdout;
     pthread_mutex_init(&module->error_lock, NULL);
     pthread_mutex_init(&module->output_lock, NULL);
-    int status = device->ops->load(module, path, &module->state_variable);
+    int status = read_metadata(module);
+    if (status == DEVRT_SUCCESS)
+        status = device->ops->load(module, path, &module->state_variable);
     if (status == DEVRT_SUCCESS) {
         status = check_library(module);
         if (status == DEVRT_SUCCESS)
@@ -119,6 +156,7 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
             device->ops->unload(module);
     }
     if (status != DEVRT_SUCCESS) {
+        free_metadata(module);
         pthread_mutex_destroy(&module->error_lock);
         pthread_mutex_destroy(&module->output_lock);
         free(module->path);
@@ -138,6 +176,7 @@ void devrt_module_unload(devrt_module *module)
     devrt_server_detach(device, module);
     device->ops->unload(module);
     free_channel(module);
+    free_metadata(module);
     pthread_mutex_destroy(&module->error_lock);
     pthread_mutex_destroy(&module->output_lock);
     free(module->path);
@@ -219,6 +258,11 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     if (!module || !kernel || !config || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
     int status = validate_config(config);
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    if (status == DEVRT_SUCCESS && module->metadata)
+        status = devrt_check_code_object_arguments(module->metadata, module->path, kernel, args,
+                                                   arg_count);
+#endif
     if (status != DEVRT_SUCCESS)
         return status;
     devrt_device *device = module->device;

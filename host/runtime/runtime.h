@@ -126,6 +126,8 @@ struct devrt_module {
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
     struct devrt_module_heap heap;
+    /* An amdgcn code object's kernels, as its metadata says (amdgpu_metadata.h). */
+    struct devrt_amdgpu_metadata *metadata;
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;
@@ -165,6 +167,17 @@ void devrt_output_flush(devrt_module *module);
 
 /* image.c: the whole file, NUL-terminated; NULL with the error set. */
 char *devrt_read_image(const char *path, size_t *size);
+
+/* arguments.c */
+size_t devrt_arg_size(enum devrt_arg_type type);
+/* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
+int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+                          const struct devrt_arg *args, size_t arg_count);
+struct devrt_amdgpu_metadata;
+/* The same against a code object's metadata; DEVRT_ERROR_NO_KERNEL if it lacks KERNEL. */
+int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+                                      const char *path, const char *kernel,
+                                      const struct devrt_arg *args, size_t arg_count);
 
 /* error.c */
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));

@@ -25,6 +25,10 @@
 #define DEVRT_TARGET_HOST 1
 #endif
 
+#if defined(DEVRT_TARGET_EMU)
+#include "emu.h"
+#endif
+
 /*
  * Calls into the runtime may communicate between lanes, so on a GPU every one is
  * convergent: the optimizer must not move a call into or out of divergent control flow.
@@ -54,6 +58,53 @@
 #else
 #define DEVRT_KERNEL
 #endif
+
+/*
+ * DEVRT_KERNELn(name, type1, param1, ..., typen, paramn) begins the definition of a kernel
+ * of n parameters, n up to 8. The emulation build also exports the parameters' sizes
+ * (struct devrt_emu_signature), so the runtime refuses arguments that do not fit the kernel
+ * before it calls it; GPU code objects record their parameters themselves. DEVRT_KERNEL
+ * alone is the attribute, for kernels written as plain functions, whose arguments the
+ * emulation backend cannot check.
+ */
+#if defined(DEVRT_TARGET_EMU)
+#define DEVRT_KERNEL_SIGNATURE(name, count, ...)                                                   \
+    __attribute__((visibility("default")))                                                         \
+    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};
+#else
+#define DEVRT_KERNEL_SIGNATURE(name, count, ...)
+#endif
+
+#define DEVRT_KERNEL0(name)                                                                        \
+    DEVRT_KERNEL_SIGNATURE(name, 0, 0)                                                             \
+    DEVRT_KERNEL void name(void)
+#define DEVRT_KERNEL1(name, t1, p1)                                                                \
+    DEVRT_KERNEL_SIGNATURE(name, 1, sizeof(t1))                                                    \
+    DEVRT_KERNEL void name(t1 p1)
+#define DEVRT_KERNEL2(name, t1, p1, t2, p2)                                                        \
+    DEVRT_KERNEL_SIGNATURE(name, 2, sizeof(t1), sizeof(t2))                                        \
+    DEVRT_KERNEL void name(t1 p1, t2 p2)
+#define DEVRT_KERNEL3(name, t1, p1, t2, p2, t3, p3)                                                \
+    DEVRT_KERNEL_SIGNATURE(name, 3, sizeof(t1), sizeof(t2), sizeof(t3))                            \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3)
+#define DEVRT_KERNEL4(name, t1, p1, t2, p2, t3, p3, t4, p4)                                        \
+    DEVRT_KERNEL_SIGNATURE(name, 4, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4))                \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4)
+#define DEVRT_KERNEL5(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5)                                \
+    DEVRT_KERNEL_SIGNATURE(name, 5, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5))    \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5)
+#define DEVRT_KERNEL6(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6)                        \
+    DEVRT_KERNEL_SIGNATURE(name, 6, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5),    \
+                           sizeof(t6))                                                             \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6)
+#define DEVRT_KERNEL7(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6, t7, p7)                \
+    DEVRT_KERNEL_SIGNATURE(name, 7, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5),    \
+                           sizeof(t6), sizeof(t7))                                                 \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6, t7 p7)
+#define DEVRT_KERNEL8(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6, t7, p7, t8, p8)        \
+    DEVRT_KERNEL_SIGNATURE(name, 8, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5),    \
+                           sizeof(t6), sizeof(t7), sizeof(t8))                                     \
+    DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6, t7 p7, t8 p8)
 
 /* Dimensions for the grid functions. */
 #define DEVRT_X 0u

@@ -19,6 +19,17 @@ struct devrt_emu_lane {
     __attribute__((noreturn)) void (*end_wave)(struct devrt_emu_lane *lane);
 };
 
+/*
+ * A kernel's parameters as DEVRT_KERNELn records them: how many, and each one's size in
+ * bytes. The image exports it as DEVRT_EMU_SIGNATURE_PREFIX followed by the kernel's name.
+ */
+#define DEVRT_EMU_SIGNATURE_PREFIX "__devrt_signature_"
+#define DEVRT_EMU_MAX_PARAMETERS 8u
+struct devrt_emu_signature {
+    uint32_t count;
+    uint32_t size[DEVRT_EMU_MAX_PARAMETERS];
+};
+
 /* Exported by every emulation image: binds the calling thread to a lane. */
 #define DEVRT_EMU_ENTER_SYMBOL "__devrt_emu_enter"
 typedef void devrt_emu_enter_fn(struct devrt_emu_lane *lane);

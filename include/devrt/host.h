@@ -27,7 +27,8 @@ enum devrt_status {
     DEVRT_ERROR_LAUNCH,
     DEVRT_ERROR_EXCEPTION,      /* the kernel raised an exception (see the report) */
     DEVRT_ERROR_DEVICE_REQUEST, /* the kernel sent a malformed request (see the report) */
-    DEVRT_ERROR_BACKEND         /* the backend's own API failed */
+    DEVRT_ERROR_BACKEND,        /* the backend's own API failed */
+    DEVRT_ERROR_ARGUMENTS /* the arguments do not fit the kernel's parameters (count or size) */
 };
 
 enum devrt_backend {
@@ -140,7 +141,21 @@ void devrt_module_set_output_file(devrt_module *module, FILE *file);
 void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn, void *context);
 
 /*
- * Run KERNEL and wait for it, serving its requests meanwhile. On DEVRT_ERROR_EXCEPTION or
+ * Check ARGS against the parameters of KERNEL as the image at PATH records them, without a
+ * device: BACKEND (or, with DEVRT_BACKEND_AUTO, the image's contents) says how to read it.
+ * An amdgcn code object's metadata lists each kernel's arguments, so for HSA a count or a
+ * size that does not fit is DEVRT_ERROR_ARGUMENTS and a kernel it lacks
+ * DEVRT_ERROR_NO_KERNEL. A file that cannot be read, or a code object that is not one, is
+ * DEVRT_ERROR_IMAGE ("PATH: No such file or directory"). Other images say what their
+ * kernels take only once loaded; devrt_launch checks those.
+ */
+int devrt_image_check_args(const char *path, enum devrt_backend backend, const char *kernel,
+                           const struct devrt_arg *args, size_t arg_count);
+
+/*
+ * Run KERNEL and wait for it, serving its requests meanwhile. Arguments that do not fit the
+ * kernel's parameters, where the image records them, are refused with DEVRT_ERROR_ARGUMENTS
+ * before anything runs. On DEVRT_ERROR_EXCEPTION or
  * DEVRT_ERROR_DEVICE_REQUEST, *report (if given) says what happened, and the report line
  * has been written to the module's report file after the kernel's output. The next launch
  * starts clean.

@@ -4,7 +4,7 @@
  */
 #include <devrt/devrt.h>
 
-DEVRT_KERNEL void demo(uint32_t raise_at)
+DEVRT_KERNEL1(demo, uint32_t, raise_at)
 {
     uint32_t lane = (uint32_t)devrt_global_id(DEVRT_X);
     char *name = devrt_malloc(32);

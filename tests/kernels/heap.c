@@ -35,7 +35,8 @@ static uint8_t pattern(uint64_t lane, uint32_t i, uint64_t byte)
     return (uint8_t)(lane * 131 + i * 17 + byte * 7 + 1);
 }
 
-DEVRT_KERNEL void fill(struct block *blocks, uint32_t per_lane, uint32_t seed, uint32_t *failures)
+DEVRT_KERNEL4(fill, struct block *, blocks, uint32_t, per_lane, uint32_t, seed, uint32_t *,
+              failures)
 {
     uint64_t lane = lane_id();
     for (uint32_t i = 0; i < per_lane; ++i) {
@@ -51,7 +52,7 @@ DEVRT_KERNEL void fill(struct block *blocks, uint32_t per_lane, uint32_t seed, u
     }
 }
 
-DEVRT_KERNEL void check_and_free(struct block *blocks, uint32_t per_lane, uint32_t *failures)
+DEVRT_KERNEL3(check_and_free, struct block *, blocks, uint32_t, per_lane, uint32_t *, failures)
 {
     uint64_t lane = lane_id();
     for (uint32_t i = 0; i < per_lane; ++i) {
@@ -68,7 +69,7 @@ DEVRT_KERNEL void check_and_free(struct block *blocks, uint32_t per_lane, uint32
 }
 
 /* Only some lanes allocate, in a pattern that splits every wave. */
-DEVRT_KERNEL void divergent(uint32_t *failures, uint32_t *served)
+DEVRT_KERNEL2(divergent, uint32_t *, failures, uint32_t *, served)
 {
     uint64_t lane = lane_id();
     if (lane % 3 == 1) {
@@ -86,7 +87,7 @@ DEVRT_KERNEL void divergent(uint32_t *failures, uint32_t *served)
 }
 
 /* Allocate `size` blocks until the heap says no; keep them in `blocks` (up to `max`). */
-DEVRT_KERNEL void exhaust(void **blocks, uint32_t max, uint64_t size, uint32_t *count)
+DEVRT_KERNEL4(exhaust, void **, blocks, uint32_t, max, uint64_t, size, uint32_t *, count)
 {
     uint32_t n = 0;
     while (n < max && (blocks[n] = devrt_malloc(size)))
@@ -94,14 +95,14 @@ DEVRT_KERNEL void exhaust(void **blocks, uint32_t max, uint64_t size, uint32_t *
     *count = n;
 }
 
-DEVRT_KERNEL void free_all(void **blocks, uint32_t count)
+DEVRT_KERNEL2(free_all, void **, blocks, uint32_t, count)
 {
     for (uint32_t i = 0; i < count; ++i)
         devrt_free(blocks[i]);
 }
 
 /* Misuse, selected by `how`: 1 double free, 2 foreign pointer, 3 middle of a block. */
-DEVRT_KERNEL void misuse(uint32_t how, uint64_t *pointer)
+DEVRT_KERNEL2(misuse, uint32_t, how, uint64_t *, pointer)
 {
     uint64_t local = 0;
     uint8_t *p = devrt_malloc(64);
@@ -120,7 +121,7 @@ DEVRT_KERNEL void misuse(uint32_t how, uint64_t *pointer)
 }
 
 /* malloc(0), a size past the maximum, free(NULL), calloc, realloc and aligned_alloc. */
-DEVRT_KERNEL void edges(uint64_t too_big, uint32_t *failures)
+DEVRT_KERNEL2(edges, uint64_t, too_big, uint32_t *, failures)
 {
     uint32_t bad = 0;
     bad += devrt_malloc(0) != NULL;

@@ -26,7 +26,7 @@ static uint64_t flat_id(void)
     } while (0)
 
 /* Entry i: one generated format and its value, by the macro or the variadic function. */
-DEVRT_KERNEL void formats(const struct printf_entry *entries, uint32_t count)
+DEVRT_KERNEL2(formats, const struct printf_entry *, entries, uint32_t, count)
 {
     uint64_t id = flat_id();
     if (id >= count)
@@ -59,7 +59,7 @@ static uint64_t checksum(uint64_t id)
  * Every lane prints one line: its id, a string of its own length (0 to 599 bytes, up to
  * ten packets) and a checksum, so the host can tell a cut or mixed line from a whole one.
  */
-DEVRT_KERNEL void lines(const char *pattern, uint32_t count)
+DEVRT_KERNEL2(lines, const char *, pattern, uint32_t, count)
 {
     uint64_t id = flat_id();
     if (id >= count)
@@ -71,7 +71,7 @@ DEVRT_KERNEL void lines(const char *pattern, uint32_t count)
 }
 
 /* Raw output: even lanes puts, odd lanes write and putchar; every line tells its lane. */
-DEVRT_KERNEL void raw_lines(uint32_t count)
+DEVRT_KERNEL1(raw_lines, uint32_t, count)
 {
     uint64_t id = flat_id();
     if (id >= count)
@@ -102,7 +102,7 @@ DEVRT_KERNEL void raw_lines(uint32_t count)
 }
 
 /* Every lane prints, then the victim raises; the others print again. */
-DEVRT_KERNEL void print_then_raise(uint64_t victim)
+DEVRT_KERNEL1(print_then_raise, uint64_t, victim)
 {
     uint64_t id = flat_id();
     devrt_printf("before %u\n", (unsigned)id);
@@ -112,7 +112,7 @@ DEVRT_KERNEL void print_then_raise(uint64_t victim)
 }
 
 /* Formats that do not fit their arguments, one case per launch. */
-DEVRT_KERNEL void bad(uint32_t which, const char *unterminated)
+DEVRT_KERNEL2(bad, uint32_t, which, const char *, unterminated)
 {
     int n = 0;
     switch (which) {
@@ -132,7 +132,7 @@ DEVRT_KERNEL void bad(uint32_t which, const char *unterminated)
 }
 
 /* Throughput: each lane prints `rounds` lines. */
-DEVRT_KERNEL void many_lines(uint32_t rounds)
+DEVRT_KERNEL1(many_lines, uint32_t, rounds)
 {
     uint64_t id = flat_id();
     for (uint32_t i = 0; i < rounds; ++i)

@@ -16,7 +16,7 @@ enum rogue_kind {
     ROGUE_TRUNCATED, /* the last packet, before the stated length */
 };
 
-DEVRT_KERNEL void rogue(uint32_t kind, uint32_t *status, uint32_t *followed)
+DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
 {
     struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
     uint32_t port = 0;

@@ -20,7 +20,7 @@ static uint64_t flat_id(void)
 }
 
 /* Each lane echoes `rounds` messages of up to max_length bytes with its own pattern. */
-DEVRT_KERNEL void echo(uint32_t *failures, uint32_t *done, uint32_t max_length, uint32_t rounds)
+DEVRT_KERNEL4(echo, uint32_t *, failures, uint32_t *, done, uint32_t, max_length, uint32_t, rounds)
 {
     uint8_t message[4096];
     uint64_t id = flat_id();
@@ -37,14 +37,14 @@ DEVRT_KERNEL void echo(uint32_t *failures, uint32_t *done, uint32_t max_length, 
 }
 
 /* out[id] = the host's answer for (id, id * 3). */
-DEVRT_KERNEL void hostcall(uint64_t *out, uint32_t service)
+DEVRT_KERNEL2(hostcall, uint64_t *, out, uint32_t, service)
 {
     uint64_t id = flat_id();
     out[id] = devrt_hostcall(service, id, id * 3, 0, 0);
 }
 
 /* The lane at `victim` raises; every other lane keeps talking to the host meanwhile. */
-DEVRT_KERNEL void raise_mid_request(uint32_t *done, uint64_t victim, uint32_t rounds)
+DEVRT_KERNEL3(raise_mid_request, uint32_t *, done, uint64_t, victim, uint32_t, rounds)
 {
     uint8_t message[1000];
     uint64_t id = flat_id();
@@ -58,7 +58,7 @@ DEVRT_KERNEL void raise_mid_request(uint32_t *done, uint64_t victim, uint32_t ro
 }
 
 /* Raise `code` at one lane, without a message when code is 0 (devrt_signal_exception). */
-DEVRT_KERNEL void raise_at(uint64_t victim, uint32_t code)
+DEVRT_KERNEL2(raise_at, uint64_t, victim, uint32_t, code)
 {
     if (flat_id() != victim)
         return;
@@ -68,7 +68,7 @@ DEVRT_KERNEL void raise_at(uint64_t victim, uint32_t code)
 }
 
 /* The barrier holds every lane of a workgroup, even after some lanes have ended. */
-DEVRT_KERNEL void barrier_sum(uint32_t *slots, uint32_t *sums)
+DEVRT_KERNEL2(barrier_sum, uint32_t *, slots, uint32_t *, sums)
 {
     uint32_t lane = devrt_workitem_id(DEVRT_X);
     uint32_t size = devrt_workgroup_size(DEVRT_X);
@@ -88,7 +88,7 @@ DEVRT_KERNEL void barrier_sum(uint32_t *slots, uint32_t *sums)
  * schedules lanes independently (nvptx) the callers need not run together.
  * out[id] = the echo's checksum (callers) or ~id (the rest); the host checks both.
  */
-DEVRT_KERNEL void divergent_echo(uint64_t *out, uint32_t *failures, uint32_t rounds)
+DEVRT_KERNEL3(divergent_echo, uint64_t *, out, uint32_t *, failures, uint32_t, rounds)
 {
     uint8_t message[200];
     uint64_t id = flat_id();
@@ -112,7 +112,7 @@ DEVRT_KERNEL void divergent_echo(uint64_t *out, uint32_t *failures, uint32_t rou
 }
 
 /* Odd lanes call the host; even lanes of the same waves do not. out[id] as in hostcall. */
-DEVRT_KERNEL void divergent_hostcall(uint64_t *out, uint32_t service)
+DEVRT_KERNEL2(divergent_hostcall, uint64_t *, out, uint32_t, service)
 {
     uint64_t id = flat_id();
     if (id & 1)

@@ -2,8 +2,10 @@
  * devrt-run: run one kernel of an image on a backend, serving its requests, and exit
  * non-zero with the report when it raised an exception.
  *
- * Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,
- * 2 the command line, the image or the device was wrong.
+ * The arguments are checked against the kernel's parameters before anything runs: an
+ * amdgcn code object's before the device is opened (its metadata says), the others' once
+ * loaded (devrt_launch). Exit status: 0 the kernel ran, 1 it raised an exception or sent a
+ * malformed request, 2 the command line, the image, the arguments or the device was wrong.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +19,10 @@ static const char usage[] =
     "                 [--backend hsa|emu|cuda] [-- ARG...]\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
-    "  zeroed buffer the kernel and the host share.\n";
+    "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
+    "  parameters, where the image records them, are refused before the kernel runs.\n"
+    "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
+    "2 the command line, the image, the arguments or the device was wrong.\n";
 
 static int bad_usage(const char *what, const char *value)
 {
@@ -42,7 +47,8 @@ static int parse_dims(const char *text, uint32_t dims[3])
     return -1;
 }
 
-static int parse_arg(devrt_device *device, const char *text, struct devrt_arg *arg)
+/* A buffer argument's pointer is left NULL and its size kept in *buffer: no device yet. */
+static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
 {
     const char *colon = strchr(text, ':');
     if (!colon || !colon[1])
@@ -53,11 +59,12 @@ static int parse_arg(devrt_device *device, const char *text, struct devrt_arg *a
     errno = 0;
     if (kind == 3 && !strncmp(text, "buf", 3)) {
         unsigned long long bytes = strtoull(value, &end, 10);
-        if (*end || errno || bytes == 0)
+        if (*end || errno || bytes == 0 || *value == '-')
             return -1;
         arg->type = DEVRT_ARG_POINTER;
-        arg->value.pointer = devrt_mem_alloc(device, (size_t)bytes);
-        return arg->value.pointer ? 0 : -1;
+        arg->value.pointer = NULL;
+        *buffer = (size_t)bytes;
+        return 0;
     }
     if (kind == 3 && !strncmp(text, "f32", 3)) {
         arg->type = DEVRT_ARG_F32;
@@ -89,6 +96,63 @@ static int parse_arg(devrt_device *device, const char *text, struct devrt_arg *a
         return -1;
     }
     return *end || errno ? -1 : 0;
+}
+
+/* Everything after the command line: check, open, load, launch. Returns the exit status. */
+static int run(const char *image, const char *kernel, enum devrt_backend backend,
+               const struct devrt_launch_config *config, struct devrt_arg *args,
+               const size_t *buffers, size_t arg_count)
+{
+    /* Before the device: a missing file or wrong arguments need no GPU to be told. */
+    if (devrt_image_check_args(image, backend, kernel, args, arg_count) != DEVRT_SUCCESS) {
+        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+        return 2;
+    }
+    if (backend == DEVRT_BACKEND_AUTO) {
+        backend = devrt_image_backend(image);
+        if (backend == DEVRT_BACKEND_AUTO) {
+            fprintf(stderr, "devrt-run: %s: cannot tell which backend runs it; use --backend\n",
+                    image);
+            return 2;
+        }
+    }
+
+    devrt_device *device;
+    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS) {
+        fprintf(stderr, "devrt-run: %s backend: %s\n", devrt_backend_name(backend),
+                devrt_last_error());
+        return 2;
+    }
+    int exit_code = 0;
+    for (size_t i = 0; i < arg_count && !exit_code; ++i) {
+        if (args[i].type != DEVRT_ARG_POINTER)
+            continue;
+        args[i].value.pointer = devrt_mem_alloc(device, buffers[i]);
+        if (!args[i].value.pointer) {
+            fprintf(stderr, "devrt-run: no device memory for a buffer of %zu bytes\n", buffers[i]);
+            exit_code = 2;
+        }
+    }
+    devrt_module *module = NULL;
+    if (!exit_code && devrt_module_load(device, image, &module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+        exit_code = 2;
+    }
+    if (!exit_code) {
+        int status = devrt_launch(module, kernel, config, args, arg_count, NULL);
+        if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
+            exit_code = 1; /* the runtime has printed the report */
+        } else if (status != DEVRT_SUCCESS) {
+            fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+            exit_code = 2;
+        }
+    }
+    for (size_t i = 0; i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_POINTER)
+            devrt_mem_free(device, args[i].value.pointer);
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    return exit_code;
 }
 
 int main(int argc, char **argv)
@@ -133,48 +197,17 @@ int main(int argc, char **argv)
         return bad_usage("no image given", NULL);
     if (!kernel)
         kernel = "main";
-    if (backend == DEVRT_BACKEND_AUTO) {
-        backend = devrt_image_backend(image);
-        if (backend == DEVRT_BACKEND_AUTO) {
-            fprintf(stderr, "devrt-run: %s: cannot tell which backend runs it; use --backend\n",
-                    image);
-            return 2;
-        }
-    }
 
-    devrt_device *device;
-    int status = devrt_device_open(backend, 0, NULL, &device);
-    if (status != DEVRT_SUCCESS) {
-        fprintf(stderr, "devrt-run: %s backend: %s\n", devrt_backend_name(backend),
-                devrt_last_error());
-        return 2;
-    }
     size_t arg_count = (size_t)(argc - first_arg);
     struct devrt_arg *args = calloc(arg_count ? arg_count : 1, sizeof *args);
-    int exit_code = 0;
+    size_t *buffers = calloc(arg_count ? arg_count : 1, sizeof *buffers);
+    int exit_code = args && buffers ? 0 : 2;
     for (size_t i = 0; i < arg_count && !exit_code; ++i)
-        if (parse_arg(device, argv[first_arg + (int)i], &args[i]))
+        if (parse_arg(argv[first_arg + (int)i], &args[i], &buffers[i]))
             exit_code = bad_usage("bad kernel argument", argv[first_arg + (int)i]);
-
-    devrt_module *module = NULL;
-    if (!exit_code && devrt_module_load(device, image, &module) != DEVRT_SUCCESS) {
-        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
-        exit_code = 2;
-    }
-    if (!exit_code) {
-        status = devrt_launch(module, kernel, &config, args, arg_count, NULL);
-        if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
-            exit_code = 1; /* the runtime has printed the report */
-        } else if (status != DEVRT_SUCCESS) {
-            fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
-            exit_code = 2;
-        }
-    }
-    for (size_t i = 0; i < arg_count; ++i)
-        if (args[i].type == DEVRT_ARG_POINTER)
-            devrt_mem_free(device, args[i].value.pointer);
+    if (!exit_code)
+        exit_code = run(image, kernel, backend, &config, args, buffers, arg_count);
     free(args);
-    devrt_module_unload(module);
-    devrt_device_close(device);
+    free(buffers);
     return exit_code;
 }

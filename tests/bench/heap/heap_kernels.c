@@ -2,7 +2,7 @@
 #include <devrt/devrt.h>
 
 /* Each lane allocates and frees `rounds` blocks of mixed small sizes (16 to 256 bytes). */
-DEVRT_KERNEL void churn(uint32_t rounds, uint32_t *failures)
+DEVRT_KERNEL2(churn, uint32_t, rounds, uint32_t *, failures)
 {
     uint64_t lane = devrt_global_id(DEVRT_X);
     for (uint32_t i = 0; i < rounds; ++i) {

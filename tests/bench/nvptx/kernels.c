@@ -47,18 +47,18 @@ __attribute__((always_inline)) static inline void malloc_free(uint32_t rounds, b
         __atomic_fetch_add(&null_count, nulls, __ATOMIC_RELAXED);
 }
 
-DEVRT_KERNEL void heap_devrt(uint32_t rounds)
+DEVRT_KERNEL1(heap_devrt, uint32_t, rounds)
 {
     malloc_free(rounds, false);
 }
 
-DEVRT_KERNEL void heap_cuda(uint32_t rounds)
+DEVRT_KERNEL1(heap_cuda, uint32_t, rounds)
 {
     malloc_free(rounds, true);
 }
 
 /* One lane: *count = the NULLs counted since the last call, and the count starts again. */
-DEVRT_KERNEL void take_nulls(uint32_t *count)
+DEVRT_KERNEL1(take_nulls, uint32_t *, count)
 {
     *count = __atomic_exchange_n(&null_count, 0u, __ATOMIC_RELAXED);
 }
@@ -83,12 +83,12 @@ __attribute__((always_inline)) static inline void print_lines(uint32_t lines, bo
     }
 }
 
-DEVRT_KERNEL void printf_devrt(uint32_t lines)
+DEVRT_KERNEL1(printf_devrt, uint32_t, lines)
 {
     print_lines(lines, false);
 }
 
-DEVRT_KERNEL void printf_cuda(uint32_t lines)
+DEVRT_KERNEL1(printf_cuda, uint32_t, lines)
 {
     print_lines(lines, true);
 }

@@ -4,7 +4,7 @@
 #include "rpc_client.h"
 
 /* Time `rounds` one-packet round trips per lane, in clock ticks. */
-DEVRT_KERNEL void round_trips(uint64_t *samples, uint32_t rounds)
+DEVRT_KERNEL2(round_trips, uint64_t *, samples, uint32_t, rounds)
 {
     uint64_t lane = devrt_global_id(DEVRT_X);
     uint64_t payload[4] = {lane, 1, 2, 3};
@@ -16,7 +16,7 @@ DEVRT_KERNEL void round_trips(uint64_t *samples, uint32_t rounds)
 }
 
 /* Run for `ticks` without a request. */
-DEVRT_KERNEL void idle(uint64_t ticks)
+DEVRT_KERNEL1(idle, uint64_t, ticks)
 {
     uint64_t start = devrt_clock();
     while (devrt_clock() - start < ticks)
@@ -27,7 +27,7 @@ DEVRT_KERNEL void idle(uint64_t ticks)
  * Time `rounds` reads of a word of host memory, one at a time: the floor under every
  * exchange with the host, since each poll of a mailbox is one such read.
  */
-DEVRT_KERNEL void host_reads(const uint32_t *word, uint64_t *samples, uint32_t rounds)
+DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t, rounds)
 {
     for (uint32_t i = 0; i < rounds; ++i) {
         uint64_t start = devrt_clock();
@@ -44,7 +44,7 @@ DEVRT_KERNEL void host_reads(const uint32_t *word, uint64_t *samples, uint32_t r
  * device's, words[1] the host's; the device publishes its word as the RPC client does its
  * outbox and doorbell, and polls as it polls the inbox.
  */
-DEVRT_KERNEL void ping_pong(uint32_t *words, uint64_t *samples, uint32_t rounds)
+DEVRT_KERNEL3(ping_pong, uint32_t *, words, uint64_t *, samples, uint32_t, rounds)
 {
     for (uint32_t i = 1; i <= rounds; ++i) {
         uint64_t start = devrt_clock();
@@ -63,7 +63,7 @@ DEVRT_KERNEL void ping_pong(uint32_t *words, uint64_t *samples, uint32_t rounds)
  * a port, sending the request, waiting for the hand-back, reading the reply, and giving
  * the port up.
  */
-DEVRT_KERNEL void round_trip_steps(uint64_t *steps, uint32_t rounds)
+DEVRT_KERNEL2(round_trip_steps, uint64_t *, steps, uint32_t, rounds)
 {
     uint64_t payload[4] = {devrt_global_id(DEVRT_X), 1, 2, 3};
     for (uint32_t i = 0; i < rounds; ++i) {

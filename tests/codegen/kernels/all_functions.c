@@ -12,7 +12,7 @@ static void *const every_symbol[] = {
 #include <devrt/symbols.def>
 };
 
-DEVRT_KERNEL void all_functions(uint64_t *out, uint32_t which)
+DEVRT_KERNEL2(all_functions, uint64_t *, out, uint32_t, which)
 {
     uint64_t id = devrt_global_id(DEVRT_X) + devrt_global_id(DEVRT_Y) + devrt_global_id(DEVRT_Z);
     out[id] = devrt_lane_id() + devrt_active_lane_id() + devrt_wavefront_size() +

@@ -4,7 +4,7 @@
  */
 #include <devrt/devrt.h>
 
-DEVRT_KERNEL void exception(const int32_t *in, int32_t *out)
+DEVRT_KERNEL2(exception, const int32_t *, in, int32_t *, out)
 {
     uint64_t i = devrt_global_id(DEVRT_X);
     int32_t value = in[i];

@@ -1,0 +1,61 @@
+/*
+ * What an amdgcn code object says about its kernels: the .amdhsa.kernels map of its
+ * NT_AMDGPU_METADATA note (code object versions 3 to 6; LLVM's AMDGPUUsage documents the
+ * keys). Read from the file's bytes, without a GPU, so that the launch of a kernel (its
+ * kernarg layout, hidden arguments, limits) is a function of the code object that can be
+ * checked anywhere.
+ */
+#ifndef DEVRT_AMDGPU_METADATA_H
+#define DEVRT_AMDGPU_METADATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One entry of a kernel's .args, in kernarg segment order. */
+struct devrt_amdgpu_arg {
+    uint32_t offset; /* in the kernarg segment */
+    uint32_t size;
+    char *value_kind; /* by_value, global_buffer, hidden_block_count_x, ... */
+    /* value_kind begins with hidden_: the runtime fills it in, the caller does not pass it */
+    bool hidden;
+};
+
+struct devrt_amdgpu_kernel {
+    char *name;   /* as in the source */
+    char *symbol; /* its kernel descriptor, NAME.kd */
+    struct devrt_amdgpu_arg *args;
+    size_t arg_count;      /* hidden ones included */
+    size_t explicit_count; /* those not hidden, which a launch passes */
+    uint32_t kernarg_segment_size;
+    uint32_t kernarg_segment_align;
+    uint32_t group_segment_fixed_size;   /* LDS bytes, before any dynamic LDS */
+    uint32_t private_segment_fixed_size; /* scratch bytes per workitem */
+    uint32_t max_flat_workgroup_size;
+    uint32_t wavefront_size;
+    uint32_t sgpr_count, vgpr_count;
+    bool uses_dynamic_stack; /* private_segment_fixed_size is then a lower bound */
+};
+
+struct devrt_amdgpu_metadata {
+    uint32_t version[2]; /* amdhsa.version: {1, 1} is code object version 4, {1, 2} 5 and 6 */
+    char *target;        /* amdhsa.target, such as amdgcn-amd-amdhsa--gfx90a:xnack- */
+    struct devrt_amdgpu_kernel *kernels;
+    size_t kernel_count;
+};
+
+/*
+ * Reads the metadata of the code object IMAGE, SIZE bytes (not changed; PATH only names it
+ * in messages). DEVRT_ERROR_IMAGE with the reason when it is not an amdgcn code object, has
+ * no metadata note, or the note is malformed: wrong types, missing keys, an argument
+ * outside the kernarg segment.
+ */
+int devrt_amdgpu_metadata_read(const void *image, size_t size, const char *path,
+                               struct devrt_amdgpu_metadata **metadata);
+void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *metadata);
+
+/* The kernel named NAME (its source name), or NULL. */
+const struct devrt_amdgpu_kernel *
+devrt_amdgpu_metadata_kernel(const struct devrt_amdgpu_metadata *metadata, const char *name);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * Kernel arguments against the kernel's parameters as its image records them: the one check
+ * and its message, for every backend and for devrt_image_check_args, which needs no device.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+#include "amdgpu_metadata.h"
+#endif
+
+size_t devrt_arg_size(enum devrt_arg_type type)
+{
+    return type == DEVRT_ARG_I32 || type == DEVRT_ARG_U32 || type == DEVRT_ARG_F32 ? 4 : 8;
+}
+
+static const char *arg_type_name(enum devrt_arg_type type)
+{
+    switch (type) {
+    case DEVRT_ARG_POINTER: return "pointer";
+    case DEVRT_ARG_I32: return "i32";
+    case DEVRT_ARG_U32: return "u32";
+    case DEVRT_ARG_I64: return "i64";
+    case DEVRT_ARG_U64: return "u64";
+    case DEVRT_ARG_F32: return "f32";
+    case DEVRT_ARG_F64: return "f64";
+    }
+    return "unknown";
+}
+
+/* A message of bounded length: what does not fit is cut, the rest is kept. */
+struct message {
+    char text[1024];
+    size_t used;
+};
+
+static void add(struct message *m, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(struct message *m, const char *format, ...)
+{
+    if (m->used >= sizeof m->text - 1)
+        return;
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(m->text + m->used, sizeof m->text - m->used, format, args);
+    va_end(args);
+    if (n > 0)
+        m->used += (size_t)n < sizeof m->text - m->used ? (size_t)n : sizeof m->text - 1 - m->used;
+}
+
+int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+                          const struct devrt_arg *args, size_t arg_count)
+{
+    size_t differs = 0; /* the first argument whose size is not its parameter's, from 1 */
+    if (count == arg_count)
+        for (size_t i = 0; i < count && !differs; ++i)
+            if (devrt_arg_size(args[i].type) != sizes[i])
+                differs = i + 1;
+    if (count == arg_count && !differs)
+        return DEVRT_SUCCESS;
+
+    struct message m = {.used = 0};
+    add(&m, "kernel %s takes %zu argument%s", kernel, count, count == 1 ? "" : "s");
+    for (size_t i = 0; i < count; ++i)
+        add(&m, "%s%u bytes%s", i ? ", " : " (", sizes[i], i + 1 == count ? ")" : "");
+    add(&m, ", given %zu", arg_count);
+    for (size_t i = 0; i < arg_count; ++i)
+        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_name(args[i].type),
+            devrt_arg_size(args[i].type), i + 1 == arg_count ? ")" : "");
+    if (differs)
+        add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
+            devrt_arg_size(args[differs - 1].type), sizes[differs - 1]);
+    return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+}
+
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+                                      const char *path, const char *kernel,
+                                      const struct devrt_arg *args, size_t arg_count)
+{
+    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(metadata, kernel);
+    if (!k) {
+        struct message m = {.used = 0};
+        add(&m, "%s: no kernel %s; it has", path, kernel);
+        for (size_t i = 0; i < metadata->kernel_count; ++i)
+            add(&m, "%s %s", i ? "," : "", metadata->kernels[i].name);
+        if (!metadata->kernel_count)
+            add(&m, " none");
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s", m.text);
+    }
+    uint32_t *sizes = malloc((k->explicit_count ? k->explicit_count : 1) * sizeof *sizes);
+    if (!sizes)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory to check %s's arguments", kernel);
+    size_t count = 0;
+    for (size_t i = 0; i < k->arg_count; ++i)
+        if (!k->args[i].hidden)
+            sizes[count++] = k->args[i].size;
+    int status = devrt_check_arguments(kernel, sizes, count, args, arg_count);
+    free(sizes);
+    return status;
+}
+#endif
+
+int devrt_image_check_args(const char *path, enum devrt_backend backend, const char *kernel,
+                           const struct devrt_arg *args, size_t arg_count)
+{
+    if (!path || !kernel || (arg_count && !args))
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_image_check_args: missing argument");
+    size_t size;
+    char *image = devrt_read_image(path, &size);
+    if (!image)
+        return DEVRT_ERROR_IMAGE;
+    if (backend == DEVRT_BACKEND_AUTO)
+        backend = devrt_image_backend(path);
+    int status = DEVRT_SUCCESS;
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    /* The other images say what their kernels take only once loaded (devrt_launch checks). */
+    if (backend == DEVRT_BACKEND_HSA) {
+        struct devrt_amdgpu_metadata *metadata;
+        status = devrt_amdgpu_metadata_read(image, size, path, &metadata);
+        if (status == DEVRT_SUCCESS) {
+            status = devrt_check_code_object_arguments(metadata, path, kernel, args, arg_count);
+            devrt_amdgpu_metadata_free(metadata);
+        }
+    }
+#else
+    (void)backend;
+#endif
+    free(image);
+    return status;
+}

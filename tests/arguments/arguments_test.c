@@ -1,0 +1,306 @@
+/*
+ * Kernel arguments against kernel parameters: the amdgcn metadata reader on real code
+ * objects and on corrupt ones, and devrt_launch's check on the emulation backend. One test
+ * per invocation:
+ *
+ *   arguments_test rpc RPC_HSACO           tests/kernels/rpc.c's code object, read back
+ *   arguments_test kernels HSACO WAVE      tests/arguments/kernels.c's, of that wave size
+ *   arguments_test corrupt HSACO           truncated and altered copies: an error, no crash
+ *   arguments_test launch RPC_SO           devrt_launch refuses what does not fit
+ *
+ * Exits 0 when the test holds, 1 when it does not.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <devrt/host.h>
+
+#include "amdgpu_metadata.h"
+#include "harness.h"
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        perror(path);
+        exit(1);
+    }
+    fseek(file, 0, SEEK_END);
+    long length = ftell(file);
+    rewind(file);
+    char *data = malloc((size_t)length);
+    if (!data || fread(data, 1, (size_t)length, file) != (size_t)length) {
+        fprintf(stderr, "%s: cannot read\n", path);
+        exit(1);
+    }
+    fclose(file);
+    *size = (size_t)length;
+    return data;
+}
+
+static struct devrt_amdgpu_metadata *read_metadata(const char *path)
+{
+    size_t size;
+    char *image = read_file(path, &size);
+    struct devrt_amdgpu_metadata *metadata = NULL;
+    int status = devrt_amdgpu_metadata_read(image, size, path, &metadata);
+    free(image);
+    if (status != DEVRT_SUCCESS) {
+        fprintf(stderr, "FAIL: %s\n", devrt_last_error());
+        exit(1);
+    }
+    return metadata;
+}
+
+/* A kernel as its source declares it: each explicit argument's offset, size, value kind. */
+struct expected_arg {
+    uint32_t offset, size;
+    const char *kind;
+};
+struct expected_kernel {
+    const char *name;
+    size_t count;
+    struct expected_arg args[4];
+    uint32_t kernarg_size; /* without hidden arguments */
+};
+static const char pointer[] = "global_buffer", value[] = "by_value";
+
+static void check_kernel(const struct devrt_amdgpu_metadata *metadata,
+                         const struct expected_kernel *expected, uint32_t wave)
+{
+    const char *name = expected->name;
+    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(metadata, name);
+    CHECK(k, "no kernel %s", name);
+    if (!k)
+        return;
+    char symbol[256];
+    snprintf(symbol, sizeof symbol, "%s.kd", name);
+    CHECK(!strcmp(k->symbol, symbol), "%s: symbol %s", name, k->symbol);
+    CHECK(k->explicit_count == expected->count, "%s: %zu explicit arguments, expected %zu", name,
+          k->explicit_count, expected->count);
+    for (size_t i = 0, e = 0; i < k->arg_count && e < expected->count; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        const struct expected_arg *x = &expected->args[e];
+        if (a->hidden)
+            continue;
+        CHECK(a->offset == x->offset && a->size == x->size && !strcmp(a->value_kind, x->kind),
+              "%s: argument %zu is %u bytes at %u (%s), expected %u at %u (%s)", name, e, a->size,
+              a->offset, a->value_kind, x->size, x->offset, x->kind);
+        e++;
+    }
+    if (k->explicit_count == k->arg_count)
+        CHECK(k->kernarg_segment_size == expected->kernarg_size,
+              "%s: kernarg segment of %u bytes, expected %u", name, k->kernarg_segment_size,
+              expected->kernarg_size);
+    else
+        CHECK(k->kernarg_segment_size > expected->kernarg_size,
+              "%s: kernarg segment of %u bytes, with hidden arguments after %u", name,
+              k->kernarg_segment_size, expected->kernarg_size);
+    CHECK(k->wavefront_size == wave, "%s: wavefront size %u, expected %u", name, k->wavefront_size,
+          wave);
+    CHECK(k->max_flat_workgroup_size >= 1 && k->max_flat_workgroup_size <= 1024,
+          "%s: max flat workgroup size %u", name, k->max_flat_workgroup_size);
+}
+
+/* Every kernel, in source order, and nothing else. */
+static void check_kernels(const struct devrt_amdgpu_metadata *m,
+                          const struct expected_kernel *expected, size_t count, uint32_t wave)
+{
+    CHECK(m->kernel_count == count, "%zu kernels, expected %zu", m->kernel_count, count);
+    for (size_t i = 0; i < m->kernel_count && i < count; ++i)
+        CHECK(!strcmp(m->kernels[i].name, expected[i].name), "kernel %zu is %s, expected %s", i,
+              m->kernels[i].name, expected[i].name);
+    for (size_t i = 0; i < count; ++i)
+        check_kernel(m, &expected[i], wave);
+    CHECK(!devrt_amdgpu_metadata_kernel(m, "main"), "a kernel main that the source lacks");
+}
+
+/* tests/kernels/rpc.c for gfx90a. */
+static void test_rpc(const char *path)
+{
+    static const struct expected_kernel rpc[] = {
+        {"echo", 4, {{0, 8, pointer}, {8, 8, pointer}, {16, 4, value}, {20, 4, value}}, 24},
+        {"hostcall", 2, {{0, 8, pointer}, {8, 4, value}}, 12},
+        {"raise_mid_request", 3, {{0, 8, pointer}, {8, 8, value}, {16, 4, value}}, 20},
+        {"raise_at", 2, {{0, 8, value}, {8, 4, value}}, 12},
+        {"barrier_sum", 2, {{0, 8, pointer}, {8, 8, pointer}}, 16},
+        {"divergent_echo", 3, {{0, 8, pointer}, {8, 8, pointer}, {16, 4, value}}, 20},
+        {"divergent_hostcall", 2, {{0, 8, pointer}, {8, 4, value}}, 12},
+    };
+    struct devrt_amdgpu_metadata *m = read_metadata(path);
+    CHECK(m->version[0] == 1 && m->version[1] >= 1, "metadata version %u.%u", m->version[0],
+          m->version[1]);
+    CHECK(m->target && strstr(m->target, "gfx90a"), "target %s", m->target ? m->target : "none");
+    check_kernels(m, rpc, sizeof rpc / sizeof rpc[0], 64);
+    devrt_amdgpu_metadata_free(m);
+}
+
+/* tests/arguments/kernels.c: no arguments, a hole in the layout, hidden arguments. */
+static void test_kernels(const char *path, uint32_t wave)
+{
+    static const struct expected_kernel kernels[] = {
+        {"no_parameters", 0, {{0}}, 0},
+        {"mixed", 4, {{0, 8, pointer}, {8, 4, value}, {16, 8, value}, {24, 4, value}}, 28},
+        {"hidden", 2, {{0, 8, pointer}, {8, 8, value}}, 16},
+    };
+    struct devrt_amdgpu_metadata *m = read_metadata(path);
+    check_kernels(m, kernels, sizeof kernels / sizeof kernels[0], wave);
+    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(m, "hidden");
+    bool block_count = false;
+    for (size_t i = 0; k && i < k->arg_count; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        CHECK(a->hidden == !strncmp(a->value_kind, "hidden_", 7), "argument %zu (%s) hidden %d", i,
+              a->value_kind, a->hidden);
+        CHECK(i < 2 || a->hidden, "argument %zu (%s) after the explicit ones", i, a->value_kind);
+        if (!strcmp(a->value_kind, "hidden_block_count_x"))
+            block_count = a->offset == 16 && a->size == 4;
+    }
+    CHECK(block_count, "hidden has no hidden_block_count_x of 4 bytes at offset 16");
+    devrt_amdgpu_metadata_free(m);
+}
+
+/* The reader's answer to a corrupt image: the metadata, or DEVRT_ERROR_IMAGE naming it. */
+static int outcome(const char *image, size_t size, const char *what)
+{
+    struct devrt_amdgpu_metadata *m = NULL;
+    int status = devrt_amdgpu_metadata_read(image, size, "corrupt.hsaco", &m);
+    if (status == DEVRT_SUCCESS) {
+        for (size_t i = 0; i < m->kernel_count; ++i) {
+            const struct devrt_amdgpu_kernel *k = &m->kernels[i];
+            size_t explicit_count = 0;
+            for (size_t j = 0; j < k->arg_count; ++j) {
+                CHECK((uint64_t)k->args[j].offset + k->args[j].size <= k->kernarg_segment_size,
+                      "%s: an argument outside the kernarg segment was accepted", what);
+                explicit_count += !k->args[j].hidden;
+            }
+            CHECK(explicit_count == k->explicit_count, "%s: explicit count %zu, counted %zu", what,
+                  k->explicit_count, explicit_count);
+        }
+        devrt_amdgpu_metadata_free(m);
+    } else {
+        CHECK(status == DEVRT_ERROR_IMAGE, "%s: status %d", what, status);
+        CHECK(!strncmp(devrt_last_error(), "corrupt.hsaco: ", 15), "%s: message %s", what,
+              devrt_last_error());
+        CHECK(!m, "%s: metadata despite the error", what);
+    }
+    return status;
+}
+
+static void test_corrupt(const char *path)
+{
+    size_t size;
+    char *image = read_file(path, &size);
+    char *copy = malloc(size);
+    CHECK(outcome(image, size, "the image itself") == DEVRT_SUCCESS, "%s", devrt_last_error());
+
+    static const char text[] = "this is not a code object\n";
+    CHECK(outcome(text, sizeof text - 1, "text") == DEVRT_ERROR_IMAGE, "text was read");
+    CHECK(strstr(devrt_last_error(), "not an ELF file"), "text: %s", devrt_last_error());
+    CHECK(outcome(text, 0, "nothing") == DEVRT_ERROR_IMAGE, "nothing was read");
+    size_t self_size;
+    char *self = read_file("/proc/self/exe", &self_size);
+    CHECK(outcome(self, self_size, "a host executable") == DEVRT_ERROR_IMAGE, "x86-64 was read");
+    CHECK(strstr(devrt_last_error(), "not an amdgcn code object"), "host: %s", devrt_last_error());
+    free(self);
+
+    /* Every length short of the whole: the header, the sections, the note cut anywhere. */
+    size_t refused = 0, tried = 0;
+    for (size_t length = 0; length < size; length += length < 4096 ? 1 : 7, ++tried) {
+        memcpy(copy, image, length);
+        refused += outcome(copy, length, "a truncated image") != DEVRT_SUCCESS;
+    }
+    CHECK(refused > tried / 2, "only %zu of %zu truncated images refused", refused, tried);
+
+    /* Every byte changed to values that mean most in ELF and MessagePack. */
+    static const unsigned char values[] = {0x00, 0xff, 0x7f, 0x80, 0xc0, 0xc1,
+                                           0xcf, 0xdc, 0xdd, 0xde, 0xdf, 0xa0};
+    tried = refused = 0;
+    for (size_t i = 0; i < size; ++i)
+        for (size_t v = 0; v < sizeof values; ++v, ++tried) {
+            memcpy(copy, image, size);
+            copy[i] = (char)values[v];
+            char what[64];
+            snprintf(what, sizeof what, "byte %zu set to 0x%02x", i, values[v]);
+            refused += outcome(copy, size, what) != DEVRT_SUCCESS;
+        }
+    printf("%zu altered images, %zu refused\n", tried, refused);
+    CHECK(refused > 0, "no altered image was refused");
+    free(copy);
+    free(image);
+}
+
+/* devrt_launch on the emulation backend, against the signatures DEVRT_KERNELn records. */
+static void test_launch(const char *path)
+{
+    devrt_device *device;
+    devrt_module *module;
+    if (harness_open(DEVRT_BACKEND_EMU, NULL, path, &device, &module))
+        exit(1);
+    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct {
+        const char *what;
+        struct devrt_arg args[3];
+        size_t count;
+        int status;
+        const char *message;
+    } cases[] = {
+        {"right", {DEVRT_ARG_U64(99), DEVRT_ARG_UINT(2)}, 2, DEVRT_SUCCESS, ""},
+        {"too few",
+         {DEVRT_ARG_UINT(7)},
+         1,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 1 (u32: 4 bytes)"},
+        {"too many",
+         {DEVRT_ARG_U64(99), DEVRT_ARG_UINT(2), DEVRT_ARG_UINT(3)},
+         3,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 3 (u64: 8 bytes, u32: 4 "
+         "bytes, u32: 4 bytes)"},
+        {"a u32 for a u64",
+         {DEVRT_ARG_UINT(99), DEVRT_ARG_UINT(2)},
+         2,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 2 (u32: 4 bytes, u32: 4 "
+         "bytes); argument 1 is 4 bytes where the kernel takes 8"},
+        {"none",
+         {{0}},
+         0,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        int status = devrt_launch(module, "raise_at", &config, cases[i].args, cases[i].count, NULL);
+        CHECK(status == cases[i].status, "%s: status %s (%s)", cases[i].what,
+              devrt_status_string(status), devrt_last_error());
+        if (status != DEVRT_SUCCESS)
+            CHECK(!strcmp(devrt_last_error(), cases[i].message), "%s: message %s", cases[i].what,
+                  devrt_last_error());
+    }
+    CHECK(!strcmp(devrt_status_string(DEVRT_ERROR_ARGUMENTS), "arguments do not fit the kernel"),
+          "%s", devrt_status_string(DEVRT_ERROR_ARGUMENTS));
+    devrt_module_unload(module);
+    devrt_device_close(device);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: arguments_test rpc|kernels|corrupt|launch IMAGE [WAVE]\n");
+        return 1;
+    }
+    const char *test = argv[1], *path = argv[2];
+    if (!strcmp(test, "rpc"))
+        test_rpc(path);
+    else if (!strcmp(test, "kernels") && argc == 4)
+        test_kernels(path, (uint32_t)atoi(argv[3]));
+    else if (!strcmp(test, "corrupt"))
+        test_corrupt(path);
+    else if (!strcmp(test, "launch"))
+        test_launch(path);
+    else {
+        fprintf(stderr, "arguments_test: unknown test %s\n", test);
+        return 1;
+    }
+    return failures ? 1 : 0;
+}
