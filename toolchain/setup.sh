@@ -8,6 +8,7 @@ llvm=${DEVRT_LLVM_VERSION:-19}
 packages=(
     cmake ninja-build make gcc g++ python3
     "clang-$llvm" "lld-$llvm" "llvm-$llvm" "libclang-rt-$llvm-dev" # device code, sanitizers, fuzzers
+    "llvm-$llvm-dev"    # LLVM-C and libLLVM, for the JIT example (examples/jit)
     libhsa-runtime-dev  # HSA backend of the host runtime
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report
     libelf-dev          # devrt-leaks reads ELF through elfutils
