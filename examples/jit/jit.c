@@ -387,9 +387,9 @@ static void link_library(LLVMModuleRef kernel, LLVMModuleRef library, const int 
 {
     if (LLVMLinkModules2(kernel, library) || *errors) /* consumes the library */
         fail(EXIT_LLVM, "linking the devrt bitcode into the kernel failed");
-    /* A function the bitcode lacks would be an undefined symbol in the code object. */
+    /* A devrt function the bitcode lacks would be an undefined symbol in the code object. */
     for (LLVMValueRef f = LLVMGetFirstFunction(kernel); f; f = LLVMGetNextFunction(f))
-        if (LLVMIsDeclaration(f) && !LLVMGetIntrinsicID(f))
+        if (LLVMIsDeclaration(f) && strncmp(LLVMGetValueName(f), "devrt_", 6) == 0)
             fail(EXIT_INPUT, "the devrt bitcode does not define %s", LLVMGetValueName(f));
 }
 
@@ -402,7 +402,7 @@ static bool kept(LLVMValueRef v)
 static void internalize(LLVMValueRef v)
 {
     LLVMLinkage linkage = LLVMGetLinkage(v);
-    /* llvm.used and its kind are LLVM's own lists, not symbols. */
+    /* llvm.used and its like are LLVM's own lists, not symbols. */
     if (LLVMIsDeclaration(v) || linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage ||
         strncmp(LLVMGetValueName(v), "llvm.", 5) == 0 || kept(v))
         return;
