@@ -165,6 +165,21 @@ class Toolchain:
         out = self.run(self.tool("llvm-nm"), "-D", "--defined-only", code_object)
         return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
+    def symbol_visibility(self, code_object, name):
+        """The visibility of NAME in the dynamic symbol table (PROTECTED, DEFAULT...)."""
+        out = self.run(self.tool("llvm-readelf"), "--dyn-syms", "--wide", code_object)
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[-1] == name:
+                return f[5]
+        return None
+
+    def elf_target(self, code_object):
+        """The gfx target the ELF header's flags name."""
+        out = self.run(self.tool("llvm-readelf"), "--file-headers", code_object)
+        m = re.search(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx\w+)", out)
+        return m.group(1) if m else None
+
     def undefined_symbols(self, code_object):
         out = self.run(self.tool("llvm-nm"), "-u", code_object)
         return {line.split()[-1] for line in out.splitlines() if line.strip()}

@@ -1,6 +1,10 @@
 """The codegen tests: one check, one target per invocation (see tests/codegen/CMakeLists.txt).
 
     check.py CHECK --target gfx90a --llvm-bin DIR --include DIR --bitcode devrt-amdgcn.bc
+    check.py object --target gfx90a --llvm-bin DIR CODE_OBJECT...
+
+`object` checks code objects made elsewhere (a JIT's: examples/jit) the way `link` checks
+its own: for the target, nothing undefined, __devrt_state exported.
 
 Exits 0 when the check holds and 1 with the reason when it does not.
 """
@@ -19,17 +23,43 @@ def kernel(name):
     return os.path.join(KERNELS, name)
 
 
+def code_object_failure(tc, co):
+    """Why the host runtime could not use code object CO, or None: it must link (nothing
+    undefined) and export __devrt_state, the state global the host looks up by name (a
+    defined dynamic symbol, protected so that nothing preempts it)."""
+    undefined = tc.undefined_symbols(co)
+    if undefined:
+        return f"undefined symbols {sorted(undefined)}"
+    exported = tc.dynamic_symbols(co)
+    if "__devrt_state" not in exported:
+        return f"__devrt_state is not exported (exports: {sorted(exported)})"
+    visibility = tc.symbol_visibility(co, "__devrt_state")
+    if visibility != "PROTECTED":
+        return f"__devrt_state is exported with {visibility} visibility, not PROTECTED"
+    return None
+
+
 def check_link(tc, cpu, tmp):
     """Every link path gives a code object with nothing undefined that exports the state."""
     for path in amdgcn.LINK_PATHS:
         co = tc.build(kernel("all_functions.c"), cpu, tmp, path=path)
-        undefined = tc.undefined_symbols(co)
-        if undefined:
-            return f"{path}: undefined symbols {sorted(undefined)}"
-        exported = tc.dynamic_symbols(co)
-        if "__devrt_state" not in exported:
-            return f"{path}: __devrt_state is not exported (exports: {sorted(exported)})"
-        print(f"{cpu} {path}: linked, exports {sorted(exported)}")
+        failure = code_object_failure(tc, co)
+        if failure:
+            return f"{path}: {failure}"
+        print(f"{cpu} {path}: linked, exports {sorted(tc.dynamic_symbols(co))}")
+    return None
+
+
+def check_objects(tc, cpu, code_objects):
+    """Code objects built elsewhere: for CPU, and as check_link wants its own."""
+    for co in code_objects:
+        target = tc.elf_target(co)
+        if target != cpu:
+            return f"{co}: the ELF header says {target}, not {cpu}"
+        failure = code_object_failure(tc, co)
+        if failure:
+            return f"{co}: {failure}"
+        print(f"{co}: {cpu}, linked, exports {sorted(tc.dynamic_symbols(co))}")
     return None
 
 
@@ -82,18 +112,28 @@ CHECKS = collections.OrderedDict(
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("check", choices=CHECKS)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("check", choices=[*CHECKS, "object"])
+    parser.add_argument("code_objects", nargs="*", metavar="CODE_OBJECT",
+                        help="the code objects that `object` checks")
     parser.add_argument("--target", required=True, choices=amdgcn.TARGETS)
     parser.add_argument("--llvm-bin", required=True)
-    parser.add_argument("--include", required=True)
-    parser.add_argument("--bitcode", required=True)
-    args = parser.parse_args()
+    parser.add_argument("--include")
+    parser.add_argument("--bitcode")
+    args = parser.parse_intermixed_args()
+    if args.check == "object" and not args.code_objects:
+        parser.error("object needs the code objects to check")
+    if args.check != "object" and not (args.include and args.bitcode):
+        parser.error(f"{args.check} needs --include and --bitcode")
     tc = amdgcn.Toolchain(args.llvm_bin, args.include, args.bitcode)
     try:
-        failure = CHECKS[args.check](tc, args.target, amdgcn.workdir())
+        if args.check == "object":
+            failure = check_objects(tc, args.target, args.code_objects)
+        else:
+            failure = CHECKS[args.check](tc, args.target, amdgcn.workdir())
     except amdgcn.BuildError as e:
-        failure = f"build failed: {e}"
+        failure = f"{'cannot read' if args.check == 'object' else 'build failed'}: {e}"
     if failure:
         print(f"FAIL {args.check} {args.target}: {failure}", file=sys.stderr)
         return 1
