@@ -2,8 +2,9 @@
 # What a user of the installed package does, as tests (label package):
 #
 #   check.sh install       BUILD WORK   cmake --install BUILD into WORK/prefix
-#   check.sh cmake         WORK EXAMPLE PREFIX   build examples/EXAMPLE with find_package(devrt)
-#                                       against PREFIX (Unix Makefiles), run its tests
+#   check.sh cmake         WORK EXAMPLE PREFIX [-DVAR=VALUE...]   build examples/EXAMPLE with
+#                                       find_package(devrt) against PREFIX (Unix Makefiles),
+#                                       run its tests
 #   check.sh pkgconfig     WORK PREFIX  build examples/hello with its Makefile and
 #                                       pkg-config against PREFIX, run it
 #   check.sh cpack         BUILD WORK   make the .tar.gz and the .deb in WORK/packages
@@ -24,11 +25,11 @@ install)
     cmake --install "$2" --prefix "$3/prefix" >/dev/null
     ;;
 cmake)
-    [[ $# -eq 4 ]] || exit 2
+    [[ $# -ge 4 ]] || exit 2
     work=$2/$3-cmake-$(basename "$(dirname "$4")")-$(basename "$4")
     rm -rf "$work"
     cmake -S "$examples/$3" -B "$work" -G "Unix Makefiles" -DCMAKE_PREFIX_PATH="$4" \
-        -DCMAKE_BUILD_TYPE=Release ${DEVRT_EXAMPLE_CMAKE_ARGS:-}
+        -DCMAKE_BUILD_TYPE=Release "${@:5}"
     cmake --build "$work" -j2
     ctest --test-dir "$work" --output-on-failure --no-tests=error
     ;;
