@@ -19,6 +19,135 @@
 #endif
 #define DEVRT_NT_AMDGPU_METADATA 32u
 
+/* ELF header flags of amdgcn code objects (LLVM's AMDGPUUsage, "ELF Header"). */
+#define DEVRT_EF_AMDGPU_MACH 0x0ffu
+#define DEVRT_EF_AMDGPU_XNACK_V4 0x300u
+#define DEVRT_EF_AMDGPU_SRAMECC_V4 0xc00u
+#define DEVRT_EF_AMDGPU_XNACK_V3 0x100u
+#define DEVRT_EF_AMDGPU_SRAMECC_V3 0x200u
+/* e_ident[EI_ABIVERSION] of code object version 3; 4, 5 and 6 follow it. */
+#define DEVRT_ELFABIVERSION_AMDGPU_HSA_V3 1u
+
+/*
+ * EF_AMDGPU_MACH values and their processors, as LLVM 19 writes them (checked against
+ * llvm-readelf -h for every processor it knows). A value not here is named by its number.
+ */
+static const struct {
+    uint8_t mach;
+    const char *name;
+} processors[] = {
+    {0x20, "gfx600"},        {0x21, "gfx601"},          {0x3a, "gfx602"},
+    {0x22, "gfx700"},        {0x23, "gfx701"},          {0x24, "gfx702"},
+    {0x25, "gfx703"},        {0x26, "gfx704"},          {0x3b, "gfx705"},
+    {0x28, "gfx801"},        {0x29, "gfx802"},          {0x2a, "gfx803"},
+    {0x3c, "gfx805"},        {0x2b, "gfx810"},          {0x2c, "gfx900"},
+    {0x2d, "gfx902"},        {0x2e, "gfx904"},          {0x2f, "gfx906"},
+    {0x30, "gfx908"},        {0x31, "gfx909"},          {0x3f, "gfx90a"},
+    {0x32, "gfx90c"},        {0x40, "gfx940"},          {0x4b, "gfx941"},
+    {0x4c, "gfx942"},        {0x33, "gfx1010"},         {0x34, "gfx1011"},
+    {0x35, "gfx1012"},       {0x42, "gfx1013"},         {0x36, "gfx1030"},
+    {0x37, "gfx1031"},       {0x38, "gfx1032"},         {0x39, "gfx1033"},
+    {0x3e, "gfx1034"},       {0x3d, "gfx1035"},         {0x45, "gfx1036"},
+    {0x41, "gfx1100"},       {0x46, "gfx1101"},         {0x47, "gfx1102"},
+    {0x44, "gfx1103"},       {0x43, "gfx1150"},         {0x4a, "gfx1151"},
+    {0x55, "gfx1152"},       {0x48, "gfx1200"},         {0x4e, "gfx1201"},
+    {0x51, "gfx9-generic"},  {0x52, "gfx10-1-generic"}, {0x53, "gfx10-3-generic"},
+    {0x54, "gfx11-generic"}, {0x59, "gfx12-generic"},
+};
+
+static enum devrt_amdgpu_feature feature_v4(uint32_t bits, uint32_t mask)
+{
+    /* Each field is two bits: unsupported, any, off, on, in that order. */
+    uint32_t value = (bits & mask) / (mask & -mask);
+    return (enum devrt_amdgpu_feature)value;
+}
+
+/* The processor and its features, from the ELF header, as a target ID (gfx90a:xnack-). */
+static void read_isa(const GElf_Ehdr *header, struct devrt_amdgpu_metadata *m)
+{
+    uint32_t flags = (uint32_t)header->e_flags;
+    m->e_flags = flags;
+    m->code_object_version = header->e_ident[EI_ABIVERSION] + 3 - DEVRT_ELFABIVERSION_AMDGPU_HSA_V3;
+    snprintf(m->processor, sizeof m->processor, "unknown machine 0x%02x",
+             flags & DEVRT_EF_AMDGPU_MACH);
+    for (size_t i = 0; i < sizeof processors / sizeof processors[0]; ++i)
+        if (processors[i].mach == (flags & DEVRT_EF_AMDGPU_MACH))
+            snprintf(m->processor, sizeof m->processor, "%s", processors[i].name);
+    if (m->code_object_version >= 4) {
+        m->xnack = feature_v4(flags, DEVRT_EF_AMDGPU_XNACK_V4);
+        m->sramecc = feature_v4(flags, DEVRT_EF_AMDGPU_SRAMECC_V4);
+    } else {
+        /* Version 3 has one bit each: set is on; clear is off or, on processors without the
+           feature, unsupported, which it cannot tell apart; any is the safe reading. */
+        m->xnack =
+            flags & DEVRT_EF_AMDGPU_XNACK_V3 ? DEVRT_AMDGPU_FEATURE_ON : DEVRT_AMDGPU_FEATURE_ANY;
+        m->sramecc =
+            flags & DEVRT_EF_AMDGPU_SRAMECC_V3 ? DEVRT_AMDGPU_FEATURE_ON : DEVRT_AMDGPU_FEATURE_ANY;
+    }
+    /* A target ID lists its features in alphabetical order, and only those set one way. */
+    int n = snprintf(m->isa, sizeof m->isa, "%s", m->processor);
+    if (m->sramecc >= DEVRT_AMDGPU_FEATURE_OFF && n > 0 && (size_t)n < sizeof m->isa)
+        n += snprintf(m->isa + n, sizeof m->isa - (size_t)n, ":sramecc%c",
+                      m->sramecc == DEVRT_AMDGPU_FEATURE_ON ? '+' : '-');
+    if (m->xnack >= DEVRT_AMDGPU_FEATURE_OFF && n > 0 && (size_t)n < sizeof m->isa)
+        snprintf(m->isa + n, sizeof m->isa - (size_t)n, ":xnack%c",
+                 m->xnack == DEVRT_AMDGPU_FEATURE_ON ? '+' : '-');
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Each kernel's descriptor, found through the symbol tables. An image without one keeps
+ * has_descriptor false rather than failing here: the metadata alone still serves argument
+ * checks, and the dispatch refuses a kernel whose descriptor is missing.
+ */
+static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
+{
+    enum { descriptor_size = 64 };
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) ||
+            (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM) || !header.sh_entsize)
+            continue;
+        Elf_Data *symbols = elf_getdata(section, NULL);
+        if (!symbols)
+            continue;
+        size_t count = symbols->d_size / header.sh_entsize;
+        for (size_t i = 0; i < count; ++i) {
+            GElf_Sym symbol;
+            if (!gelf_getsym(symbols, (int)i, &symbol))
+                break;
+            const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
+            if (!name)
+                continue;
+            struct devrt_amdgpu_kernel *k = NULL;
+            for (size_t j = 0; j < m->kernel_count && !k; ++j)
+                if (!m->kernels[j].has_descriptor && !strcmp(m->kernels[j].symbol, name))
+                    k = &m->kernels[j];
+            Elf_Scn *home = k ? elf_getscn(elf, symbol.st_shndx) : NULL;
+            GElf_Shdr home_header;
+            if (!home || !gelf_getshdr(home, &home_header) || home_header.sh_type == SHT_NOBITS ||
+                symbol.st_value < home_header.sh_addr)
+                continue;
+            Elf_Data *data = elf_getdata(home, NULL);
+            uint64_t offset = symbol.st_value - home_header.sh_addr;
+            if (!data || !data->d_buf || offset > data->d_size ||
+                data->d_size - offset < descriptor_size)
+                continue;
+            const unsigned char *d = (const unsigned char *)data->d_buf + offset;
+            k->has_descriptor = true;
+            k->descriptor_group_segment_fixed_size = le32(d + 0);
+            k->descriptor_private_segment_fixed_size = le32(d + 4);
+            k->descriptor_kernarg_size = le32(d + 8);
+            k->descriptor_kernel_code_properties = (uint16_t)(d[56] | d[57] << 8);
+        }
+    }
+}
+
 /* Where a malformed note went wrong, for the message. */
 struct reader {
     const char *path;
@@ -262,6 +391,8 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
     size_t desc_size = 0;
     if (status == DEVRT_SUCCESS)
         status = find_note(elf, path, &desc, &desc_size);
+    if (status == DEVRT_SUCCESS)
+        read_isa(&header, m);
     if (status == DEVRT_SUCCESS) {
         struct reader r = {.path = path, .where = ""};
         msgpack_unpacked root;
@@ -273,6 +404,8 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
             status = read_map(&r, &root.data, m);
         msgpack_unpacked_destroy(&root);
     }
+    if (status == DEVRT_SUCCESS)
+        read_descriptors(elf, m);
     elf_end(elf);
     return status;
 }
