@@ -139,6 +139,7 @@ struct hsa_backend {
     uint64_t ticks_per_ms;
     char isa[128];                /* amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack- */
     uint32_t group_segment_limit; /* LDS bytes per workgroup; 0 if the runtime did not say */
+    uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
     bool queue_failed;
 };
@@ -186,8 +187,12 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
         b->kernarg = pool;
     else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
         b->fine = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle)
+    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle) {
+        size_t size = 0;
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
         b->coarse = pool;
+        b->memory_bytes = size;
+    }
     return HSA_STATUS_SUCCESS;
 }
 
@@ -470,6 +475,14 @@ static void hsa_ring_doorbell(devrt_device *device)
     hsa.hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
 }
 
+static void hsa_describe(const devrt_device *device, struct devrt_device_info *info)
+{
+    const struct hsa_backend *b = device->backend;
+    const char *id = strstr(b->isa, "--");
+    snprintf(info->name, sizeof info->name, "%s", id ? id + 2 : b->isa);
+    info->memory_bytes = b->memory_bytes;
+}
+
 const struct devrt_backend_ops devrt_hsa_backend = {
     .kind = DEVRT_BACKEND_HSA,
     .open = hsa_open,
@@ -484,4 +497,5 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .arm_doorbell = hsa_arm_doorbell,
     .wait_doorbell = hsa_wait_doorbell,
     .ring_doorbell = hsa_ring_doorbell,
+    .describe = hsa_describe,
 };

@@ -29,6 +29,7 @@ static const char usage[] =
     "                 [--backend hsa|emu|cuda] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
+    "       devrt-run --list\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
@@ -36,6 +37,8 @@ static const char usage[] =
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
+    "  --list shows every device of every backend (ISA, wave size, memory), or why a\n"
+    "  backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong.\n";
 
@@ -266,6 +269,35 @@ static int explain(const char *image, const char *kernel, const char *target, bo
 #endif
 }
 
+/* --list: every device each backend sees, by opening them in turn; a backend without any
+   says why (its library is missing, or it sees no GPU). */
+static int list_devices(void)
+{
+    static const enum devrt_backend backends[] = {DEVRT_BACKEND_HSA, DEVRT_BACKEND_CUDA,
+                                                  DEVRT_BACKEND_EMU};
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; ++i) {
+        const char *name = devrt_backend_name(backends[i]);
+        /* Bounded: a backend that opened every index would otherwise never end the list. */
+        for (int index = 0; index < 64; ++index) {
+            devrt_device *device;
+            if (devrt_device_open(backends[i], index, NULL, &device) != DEVRT_SUCCESS) {
+                if (index == 0)
+                    printf("%s: no device: %s\n", name, devrt_last_error());
+                break;
+            }
+            struct devrt_device_info info;
+            devrt_device_get_info(device, &info);
+            printf("%s %d: %s, wave %u, ", name, index, info.name, info.wave_size);
+            if (info.memory_bytes)
+                printf("%.1f GiB\n", (double)info.memory_bytes / (1u << 30));
+            else
+                printf("memory unknown\n");
+            devrt_device_close(device);
+        }
+    }
+    return 0;
+}
+
 /* Everything after the command line: check, open, load, launch. Returns the exit status. */
 static int run(const char *image, const char *kernel, enum devrt_backend backend,
                const struct devrt_launch_config *config, struct devrt_arg *args,
@@ -342,6 +374,10 @@ int main(int argc, char **argv)
             if (i + 1 == argc || parse_dims(argv[i + 1], a[2] == 'g' ? config.grid : config.block))
                 return bad_usage("expected X[,Y,Z] of positive numbers after", a);
             ++i;
+        } else if (!strcmp(a, "--list")) {
+            if (argc != 2)
+                return bad_usage("--list takes nothing else", NULL);
+            return list_devices();
         } else if (!strcmp(a, "--explain")) {
             explaining = true;
         } else if (!strcmp(a, "--json")) {
