@@ -15,6 +15,8 @@
 #include "amdgpu_dispatch.h"
 #include "runtime.h"
 
+#define DEVRT_ELFOSABI_AMDGPU_HSA 64u
+
 /* Generic processors and the processors their code runs on (LLVM's AMDGPUUsage). */
 static const struct {
     const char *generic;
@@ -262,6 +264,11 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
         return devrt_fail(DEVRT_ERROR_IMAGE,
                           "%s: code object version %u; devrt dispatches versions 4 to 6", path,
                           m->code_object_version);
+    /* PAL's and Mesa's code objects share the machine but not the kernel ABI. */
+    if (m->os_abi != DEVRT_ELFOSABI_AMDGPU_HSA)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: ELF OS ABI %u, not the HSA runtime's (%u): built for PAL or Mesa?",
+                          path, m->os_abi, DEVRT_ELFOSABI_AMDGPU_HSA);
     int status = agent->isa ? devrt_amdgpu_check_target(m, path, agent->isa) : DEVRT_SUCCESS;
     if (status == DEVRT_SUCCESS)
         status = devrt_check_code_object_arguments(m, path, kernel, args, arg_count);

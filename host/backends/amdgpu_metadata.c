@@ -67,6 +67,7 @@ static void read_isa(const GElf_Ehdr *header, struct devrt_amdgpu_metadata *m)
 {
     uint32_t flags = (uint32_t)header->e_flags;
     m->e_flags = flags;
+    m->os_abi = header->e_ident[EI_OSABI];
     m->code_object_version = header->e_ident[EI_ABIVERSION] + 3 - DEVRT_ELFABIVERSION_AMDGPU_HSA_V3;
     snprintf(m->processor, sizeof m->processor, "unknown machine 0x%02x",
              flags & DEVRT_EF_AMDGPU_MACH);

@@ -59,6 +59,7 @@ struct devrt_amdgpu_metadata {
     char *target;        /* amdhsa.target, such as amdgcn-amd-amdhsa--gfx90a:xnack- */
     /* From the ELF header, which the loader trusts over the note. */
     uint32_t code_object_version; /* 3 to 6, from e_ident[EI_ABIVERSION] */
+    uint32_t os_abi;              /* e_ident[EI_OSABI]: 64 for HSA; 65 PAL, 66 Mesa */
     uint32_t e_flags;
     char processor[32]; /* gfx90a; "unknown machine 0x.." for a value this reader lacks */
     enum devrt_amdgpu_feature xnack, sramecc;

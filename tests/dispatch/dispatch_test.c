@@ -155,6 +155,11 @@ int main(int argc, char **argv)
            "code object version 3; devrt dispatches versions 4 to 6");
     m->code_object_version = 5;
 
+    /* A code object for PAL (OS ABI 65) rather than HSA. */
+    m->os_abi = 65;
+    expect("os abi", m, &agent, DEVRT_ERROR_IMAGE, "ELF OS ABI 65, not the HSA runtime's (64)");
+    m->os_abi = 64;
+
     /* Generic images fit their family; features set one way must match. */
     snprintf(m->processor, sizeof m->processor, "gfx9-generic");
     snprintf(m->isa, sizeof m->isa, "gfx9-generic");
