@@ -304,7 +304,13 @@ static int read_kernel(struct reader *r, const msgpack_object *map, size_t index
     return DEVRT_SUCCESS;
 }
 
-static int read_map(struct reader *r, const msgpack_object *root, struct devrt_amdgpu_metadata *m)
+/*
+ * One metadata note into M. ld.lld keeps one note per object it links, so a code object
+ * made of several holds several: their kernels are appended to those of the notes before,
+ * and their versions and targets must agree (FIRST: this is the first note).
+ */
+static int read_map(struct reader *r, const msgpack_object *root, struct devrt_amdgpu_metadata *m,
+                    bool first)
 {
     if (root->type != MSGPACK_OBJECT_MAP)
         return malformed(r, "not a map");
@@ -319,33 +325,55 @@ static int read_map(struct reader *r, const msgpack_object *root, struct devrt_a
                           "(code object versions 3 to 6)",
                           r->path, (unsigned long long)version->via.array.ptr[0].via.u64,
                           (unsigned long long)version->via.array.ptr[1].via.u64);
+    uint32_t minor = version->via.array.ptr[1].via.u64 > UINT32_MAX
+                         ? UINT32_MAX
+                         : (uint32_t)version->via.array.ptr[1].via.u64;
+    if (!first && minor != m->version[1])
+        return malformed(r, "its notes give metadata versions 1.%u and 1.%u", m->version[1], minor);
     m->version[0] = 1;
-    m->version[1] = version->via.array.ptr[1].via.u64 > UINT32_MAX
-                        ? UINT32_MAX
-                        : (uint32_t)version->via.array.ptr[1].via.u64;
-    int status = get_string(r, root, "amdhsa.target", false, &m->target);
+    m->version[1] = minor;
+    char *target;
+    int status = get_string(r, root, "amdhsa.target", false, &target);
     if (status != DEVRT_SUCCESS)
         return status;
+    if (first) {
+        m->target = target;
+    } else {
+        bool same = target && m->target ? !strcmp(target, m->target) : target == m->target;
+        if (!same)
+            status = malformed(r, "its notes name the targets %.100s and %.100s",
+                               m->target ? m->target : "(none)", target ? target : "(none)");
+        free(target);
+        if (status != DEVRT_SUCCESS)
+            return status;
+    }
 
     const msgpack_object *kernels = lookup(root, "amdhsa.kernels");
     if (!kernels || kernels->type != MSGPACK_OBJECT_ARRAY)
         return malformed(r, "amdhsa.kernels is not an array");
-    m->kernels = calloc(kernels->via.array.size ? kernels->via.array.size : 1, sizeof *m->kernels);
-    if (!m->kernels)
+    size_t count = m->kernel_count, more = kernels->via.array.size;
+    if (more > SIZE_MAX / sizeof *m->kernels - count - 1)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
-    for (uint32_t i = 0; i < kernels->via.array.size; ++i) {
-        m->kernel_count = i + 1;
-        status = read_kernel(r, &kernels->via.array.ptr[i], i, &m->kernels[i]);
+    struct devrt_amdgpu_kernel *grown =
+        realloc(m->kernels, (count + more ? count + more : 1) * sizeof *m->kernels);
+    if (!grown)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
+    m->kernels = grown;
+    memset(m->kernels + count, 0, more * sizeof *m->kernels);
+    for (size_t i = 0; i < more; ++i) {
+        m->kernel_count = count + i + 1;
+        status = read_kernel(r, &kernels->via.array.ptr[i], count + i, &m->kernels[count + i]);
         if (status != DEVRT_SUCCESS)
             return status;
     }
     return DEVRT_SUCCESS;
 }
 
-/* The NT_AMDGPU_METADATA note's contents, pointing into ELF's data. */
-static int find_note(Elf *elf, const char *path, const char **desc, size_t *desc_size)
+/* Every NT_AMDGPU_METADATA note of ELF, read into M. */
+static int read_notes(Elf *elf, const char *path, struct devrt_amdgpu_metadata *m)
 {
     static const char owner[] = "AMDGPU";
+    size_t notes = 0;
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
@@ -357,21 +385,34 @@ static int find_note(Elf *elf, const char *path, const char **desc, size_t *desc
         size_t offset = 0, name_offset, desc_offset;
         GElf_Nhdr note;
         while ((offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
-            if (note.n_type == DEVRT_NT_AMDGPU_METADATA && note.n_namesz == sizeof owner &&
-                memcmp((const char *)data->d_buf + name_offset, owner, sizeof owner) == 0) {
-                *desc = (const char *)data->d_buf + desc_offset;
-                *desc_size = note.n_descsz;
-                return DEVRT_SUCCESS;
-            }
+            if (note.n_type != DEVRT_NT_AMDGPU_METADATA || note.n_namesz != sizeof owner ||
+                memcmp((const char *)data->d_buf + name_offset, owner, sizeof owner) != 0)
+                continue;
+            struct reader r = {.path = path, .where = ""};
+            msgpack_unpacked root;
+            msgpack_unpacked_init(&root);
+            size_t position = 0;
+            int status;
+            if (msgpack_unpack_next(&root, (const char *)data->d_buf + desc_offset, note.n_descsz,
+                                    &position) != MSGPACK_UNPACK_SUCCESS)
+                status = malformed(&r, "not MessagePack");
+            else
+                status = read_map(&r, &root.data, m, notes == 0);
+            msgpack_unpacked_destroy(&root);
+            if (status != DEVRT_SUCCESS)
+                return status;
+            notes++;
         }
     }
-    return devrt_fail(DEVRT_ERROR_IMAGE,
-                      "%s: no AMDGPU metadata note (code object version 2 and older are not "
-                      "supported)",
-                      path);
+    if (!notes)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: no AMDGPU metadata note (code object version 2 and older are not "
+                          "supported)",
+                          path);
+    return DEVRT_SUCCESS;
 }
 
-/* Parse the note of the ELF image COPY, which libelf may rewrite in place. */
+/* Parse the notes of the ELF image COPY, which libelf may rewrite in place. */
 static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdgpu_metadata *m)
 {
     elf_version(EV_CURRENT);
@@ -388,22 +429,9 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
     else if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != EM_AMDGPU)
         status = devrt_fail(DEVRT_ERROR_IMAGE, "%s: not an amdgcn code object (ELF machine %u)",
                             path, header.e_machine);
-    const char *desc = NULL;
-    size_t desc_size = 0;
-    if (status == DEVRT_SUCCESS)
-        status = find_note(elf, path, &desc, &desc_size);
-    if (status == DEVRT_SUCCESS)
-        read_isa(&header, m);
     if (status == DEVRT_SUCCESS) {
-        struct reader r = {.path = path, .where = ""};
-        msgpack_unpacked root;
-        msgpack_unpacked_init(&root);
-        size_t offset = 0;
-        if (msgpack_unpack_next(&root, desc, desc_size, &offset) != MSGPACK_UNPACK_SUCCESS)
-            status = malformed(&r, "not MessagePack");
-        else
-            status = read_map(&r, &root.data, m);
-        msgpack_unpacked_destroy(&root);
+        read_isa(&header, m);
+        status = read_notes(elf, path, m);
     }
     if (status == DEVRT_SUCCESS)
         read_descriptors(elf, m);

@@ -73,13 +73,22 @@ def readelf_metadata(readelf, image):
         sys.exit(2)
     lines = out.stdout.splitlines()
     marks = [line.strip() for line in lines]
-    try:
-        start = marks.index("---")
+    # One note per object ld.lld linked: their kernels together are the code object's.
+    merged, start = None, 0
+    while "---" in marks[start:]:
+        start = marks.index("---", start)
         end = marks.index("...", start)
-    except ValueError:
+        note = parse_yaml(lines[start + 1:end])
+        if merged is None:
+            merged = note
+        else:
+            merged["amdhsa.kernels"] = (merged.get("amdhsa.kernels") or []) + \
+                (note.get("amdhsa.kernels") or [])
+        start = end
+    if merged is None:
         print(f"{image}: no AMDGPU metadata in llvm-readelf's output", file=sys.stderr)
         sys.exit(2)
-    return parse_yaml(lines[start + 1:end])
+    return merged
 
 
 def explicit_args(args):
