@@ -149,8 +149,24 @@ static inline uint32_t devrt_arch_grid_size(uint32_t dim)
     return dim < 3 ? devrt_amdgcn_dispatch()->grid_size[dim] : 1;
 }
 
+/*
+ * The code object version the kernel is built for, learnt as clang's own version-dependent
+ * builtins learn it: clang defines __oclc_ABI_version (400, 500, 600) in every amdgcn
+ * translation unit built for a version, while devrt's bitcode, built for none, only refers
+ * to it. Once a kernel links the bitcode, the test on it folds to one branch.
+ */
+extern const __attribute__((address_space(4))) int __oclc_ABI_version;
+
 static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
 {
+    if (dim >= 3)
+        return 1;
+    /* Version 5 and later: the runtime puts the block counts in the implicit arguments
+       (hidden_block_count_x/y/z at offsets 0, 4 and 8), no division needed. */
+    if (__oclc_ABI_version >= 500)
+        return ((const __attribute__((address_space(4)))
+                 uint32_t *)__builtin_amdgcn_implicitarg_ptr())[dim];
+    /* Version 4 has only the packet's grid, in workitems. */
     uint32_t size = devrt_arch_workgroup_size(dim);
     return (devrt_arch_grid_size(dim) + size - 1) / size;
 }

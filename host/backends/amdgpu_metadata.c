@@ -19,6 +19,136 @@
 #endif
 #define DEVRT_NT_AMDGPU_METADATA 32u
 
+/* ELF header flags of amdgcn code objects (LLVM's AMDGPUUsage, "ELF Header"). */
+#define DEVRT_EF_AMDGPU_MACH 0x0ffu
+#define DEVRT_EF_AMDGPU_XNACK_V4 0x300u
+#define DEVRT_EF_AMDGPU_SRAMECC_V4 0xc00u
+#define DEVRT_EF_AMDGPU_XNACK_V3 0x100u
+#define DEVRT_EF_AMDGPU_SRAMECC_V3 0x200u
+/* e_ident[EI_ABIVERSION] of code object version 3; 4, 5 and 6 follow it. */
+#define DEVRT_ELFABIVERSION_AMDGPU_HSA_V3 1u
+
+/*
+ * EF_AMDGPU_MACH values and their processors, as LLVM 19 writes them (checked against
+ * llvm-readelf -h for every processor it knows). A value not here is named by its number.
+ */
+static const struct {
+    uint8_t mach;
+    const char *name;
+} processors[] = {
+    {0x20, "gfx600"},        {0x21, "gfx601"},          {0x3a, "gfx602"},
+    {0x22, "gfx700"},        {0x23, "gfx701"},          {0x24, "gfx702"},
+    {0x25, "gfx703"},        {0x26, "gfx704"},          {0x3b, "gfx705"},
+    {0x28, "gfx801"},        {0x29, "gfx802"},          {0x2a, "gfx803"},
+    {0x3c, "gfx805"},        {0x2b, "gfx810"},          {0x2c, "gfx900"},
+    {0x2d, "gfx902"},        {0x2e, "gfx904"},          {0x2f, "gfx906"},
+    {0x30, "gfx908"},        {0x31, "gfx909"},          {0x3f, "gfx90a"},
+    {0x32, "gfx90c"},        {0x40, "gfx940"},          {0x4b, "gfx941"},
+    {0x4c, "gfx942"},        {0x33, "gfx1010"},         {0x34, "gfx1011"},
+    {0x35, "gfx1012"},       {0x42, "gfx1013"},         {0x36, "gfx1030"},
+    {0x37, "gfx1031"},       {0x38, "gfx1032"},         {0x39, "gfx1033"},
+    {0x3e, "gfx1034"},       {0x3d, "gfx1035"},         {0x45, "gfx1036"},
+    {0x41, "gfx1100"},       {0x46, "gfx1101"},         {0x47, "gfx1102"},
+    {0x44, "gfx1103"},       {0x43, "gfx1150"},         {0x4a, "gfx1151"},
+    {0x55, "gfx1152"},       {0x48, "gfx1200"},         {0x4e, "gfx1201"},
+    {0x51, "gfx9-generic"},  {0x52, "gfx10-1-generic"}, {0x53, "gfx10-3-generic"},
+    {0x54, "gfx11-generic"}, {0x59, "gfx12-generic"},
+};
+
+static enum devrt_amdgpu_feature feature_v4(uint32_t bits, uint32_t mask)
+{
+    /* Each field is two bits: unsupported, any, off, on, in that order. */
+    uint32_t value = (bits & mask) / (mask & -mask);
+    return (enum devrt_amdgpu_feature)value;
+}
+
+/* The processor and its features, from the ELF header, as a target ID (gfx90a:xnack-). */
+static void read_isa(const GElf_Ehdr *header, struct devrt_amdgpu_metadata *m)
+{
+    uint32_t flags = (uint32_t)header->e_flags;
+    m->e_flags = flags;
+    m->os_abi = header->e_ident[EI_OSABI];
+    m->code_object_version = header->e_ident[EI_ABIVERSION] + 3 - DEVRT_ELFABIVERSION_AMDGPU_HSA_V3;
+    snprintf(m->processor, sizeof m->processor, "unknown machine 0x%02x",
+             flags & DEVRT_EF_AMDGPU_MACH);
+    for (size_t i = 0; i < sizeof processors / sizeof processors[0]; ++i)
+        if (processors[i].mach == (flags & DEVRT_EF_AMDGPU_MACH))
+            snprintf(m->processor, sizeof m->processor, "%s", processors[i].name);
+    if (m->code_object_version >= 4) {
+        m->xnack = feature_v4(flags, DEVRT_EF_AMDGPU_XNACK_V4);
+        m->sramecc = feature_v4(flags, DEVRT_EF_AMDGPU_SRAMECC_V4);
+    } else {
+        /* Version 3 has one bit each: set is on; clear is off or, on processors without the
+           feature, unsupported, which it cannot tell apart; any is the safe reading. */
+        m->xnack =
+            flags & DEVRT_EF_AMDGPU_XNACK_V3 ? DEVRT_AMDGPU_FEATURE_ON : DEVRT_AMDGPU_FEATURE_ANY;
+        m->sramecc =
+            flags & DEVRT_EF_AMDGPU_SRAMECC_V3 ? DEVRT_AMDGPU_FEATURE_ON : DEVRT_AMDGPU_FEATURE_ANY;
+    }
+    /* A target ID lists its features in alphabetical order, and only those set one way. */
+    int n = snprintf(m->isa, sizeof m->isa, "%s", m->processor);
+    if (m->sramecc >= DEVRT_AMDGPU_FEATURE_OFF && n > 0 && (size_t)n < sizeof m->isa)
+        n += snprintf(m->isa + n, sizeof m->isa - (size_t)n, ":sramecc%c",
+                      m->sramecc == DEVRT_AMDGPU_FEATURE_ON ? '+' : '-');
+    if (m->xnack >= DEVRT_AMDGPU_FEATURE_OFF && n > 0 && (size_t)n < sizeof m->isa)
+        snprintf(m->isa + n, sizeof m->isa - (size_t)n, ":xnack%c",
+                 m->xnack == DEVRT_AMDGPU_FEATURE_ON ? '+' : '-');
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Each kernel's descriptor, found through the symbol tables. An image without one keeps
+ * has_descriptor false rather than failing here: the metadata alone still serves argument
+ * checks, and the dispatch refuses a kernel whose descriptor is missing.
+ */
+static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
+{
+    enum { descriptor_size = 64 };
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) ||
+            (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM) || !header.sh_entsize)
+            continue;
+        Elf_Data *symbols = elf_getdata(section, NULL);
+        if (!symbols)
+            continue;
+        size_t count = symbols->d_size / header.sh_entsize;
+        for (size_t i = 0; i < count; ++i) {
+            GElf_Sym symbol;
+            if (!gelf_getsym(symbols, (int)i, &symbol))
+                break;
+            const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
+            if (!name)
+                continue;
+            struct devrt_amdgpu_kernel *k = NULL;
+            for (size_t j = 0; j < m->kernel_count && !k; ++j)
+                if (!m->kernels[j].has_descriptor && !strcmp(m->kernels[j].symbol, name))
+                    k = &m->kernels[j];
+            Elf_Scn *home = k ? elf_getscn(elf, symbol.st_shndx) : NULL;
+            GElf_Shdr home_header;
+            if (!home || !gelf_getshdr(home, &home_header) || home_header.sh_type == SHT_NOBITS ||
+                symbol.st_value < home_header.sh_addr)
+                continue;
+            Elf_Data *data = elf_getdata(home, NULL);
+            uint64_t offset = symbol.st_value - home_header.sh_addr;
+            if (!data || !data->d_buf || offset > data->d_size ||
+                data->d_size - offset < descriptor_size)
+                continue;
+            const unsigned char *d = (const unsigned char *)data->d_buf + offset;
+            k->has_descriptor = true;
+            k->descriptor_group_segment_fixed_size = le32(d + 0);
+            k->descriptor_private_segment_fixed_size = le32(d + 4);
+            k->descriptor_kernarg_size = le32(d + 8);
+            k->descriptor_kernel_code_properties = (uint16_t)(d[56] | d[57] << 8);
+        }
+    }
+}
+
 /* Where a malformed note went wrong, for the message. */
 struct reader {
     const char *path;
@@ -174,7 +304,13 @@ static int read_kernel(struct reader *r, const msgpack_object *map, size_t index
     return DEVRT_SUCCESS;
 }
 
-static int read_map(struct reader *r, const msgpack_object *root, struct devrt_amdgpu_metadata *m)
+/*
+ * One metadata note into M. ld.lld keeps one note per object it links, so a code object
+ * made of several holds several: their kernels are appended to those of the notes before,
+ * and their versions and targets must agree (FIRST: this is the first note).
+ */
+static int read_map(struct reader *r, const msgpack_object *root, struct devrt_amdgpu_metadata *m,
+                    bool first)
 {
     if (root->type != MSGPACK_OBJECT_MAP)
         return malformed(r, "not a map");
@@ -189,33 +325,55 @@ static int read_map(struct reader *r, const msgpack_object *root, struct devrt_a
                           "(code object versions 3 to 6)",
                           r->path, (unsigned long long)version->via.array.ptr[0].via.u64,
                           (unsigned long long)version->via.array.ptr[1].via.u64);
+    uint32_t minor = version->via.array.ptr[1].via.u64 > UINT32_MAX
+                         ? UINT32_MAX
+                         : (uint32_t)version->via.array.ptr[1].via.u64;
+    if (!first && minor != m->version[1])
+        return malformed(r, "its notes give metadata versions 1.%u and 1.%u", m->version[1], minor);
     m->version[0] = 1;
-    m->version[1] = version->via.array.ptr[1].via.u64 > UINT32_MAX
-                        ? UINT32_MAX
-                        : (uint32_t)version->via.array.ptr[1].via.u64;
-    int status = get_string(r, root, "amdhsa.target", false, &m->target);
+    m->version[1] = minor;
+    char *target;
+    int status = get_string(r, root, "amdhsa.target", false, &target);
     if (status != DEVRT_SUCCESS)
         return status;
+    if (first) {
+        m->target = target;
+    } else {
+        bool same = target && m->target ? !strcmp(target, m->target) : target == m->target;
+        if (!same)
+            status = malformed(r, "its notes name the targets %.100s and %.100s",
+                               m->target ? m->target : "(none)", target ? target : "(none)");
+        free(target);
+        if (status != DEVRT_SUCCESS)
+            return status;
+    }
 
     const msgpack_object *kernels = lookup(root, "amdhsa.kernels");
     if (!kernels || kernels->type != MSGPACK_OBJECT_ARRAY)
         return malformed(r, "amdhsa.kernels is not an array");
-    m->kernels = calloc(kernels->via.array.size ? kernels->via.array.size : 1, sizeof *m->kernels);
-    if (!m->kernels)
+    size_t count = m->kernel_count, more = kernels->via.array.size;
+    if (more > SIZE_MAX / sizeof *m->kernels - count - 1)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
-    for (uint32_t i = 0; i < kernels->via.array.size; ++i) {
-        m->kernel_count = i + 1;
-        status = read_kernel(r, &kernels->via.array.ptr[i], i, &m->kernels[i]);
+    struct devrt_amdgpu_kernel *grown =
+        realloc(m->kernels, (count + more ? count + more : 1) * sizeof *m->kernels);
+    if (!grown)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
+    m->kernels = grown;
+    memset(m->kernels + count, 0, more * sizeof *m->kernels);
+    for (size_t i = 0; i < more; ++i) {
+        m->kernel_count = count + i + 1;
+        status = read_kernel(r, &kernels->via.array.ptr[i], count + i, &m->kernels[count + i]);
         if (status != DEVRT_SUCCESS)
             return status;
     }
     return DEVRT_SUCCESS;
 }
 
-/* The NT_AMDGPU_METADATA note's contents, pointing into ELF's data. */
-static int find_note(Elf *elf, const char *path, const char **desc, size_t *desc_size)
+/* Every NT_AMDGPU_METADATA note of ELF, read into M. */
+static int read_notes(Elf *elf, const char *path, struct devrt_amdgpu_metadata *m)
 {
     static const char owner[] = "AMDGPU";
+    size_t notes = 0;
     Elf_Scn *section = NULL;
     while ((section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
@@ -227,21 +385,34 @@ static int find_note(Elf *elf, const char *path, const char **desc, size_t *desc
         size_t offset = 0, name_offset, desc_offset;
         GElf_Nhdr note;
         while ((offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
-            if (note.n_type == DEVRT_NT_AMDGPU_METADATA && note.n_namesz == sizeof owner &&
-                memcmp((const char *)data->d_buf + name_offset, owner, sizeof owner) == 0) {
-                *desc = (const char *)data->d_buf + desc_offset;
-                *desc_size = note.n_descsz;
-                return DEVRT_SUCCESS;
-            }
+            if (note.n_type != DEVRT_NT_AMDGPU_METADATA || note.n_namesz != sizeof owner ||
+                memcmp((const char *)data->d_buf + name_offset, owner, sizeof owner) != 0)
+                continue;
+            struct reader r = {.path = path, .where = ""};
+            msgpack_unpacked root;
+            msgpack_unpacked_init(&root);
+            size_t position = 0;
+            int status;
+            if (msgpack_unpack_next(&root, (const char *)data->d_buf + desc_offset, note.n_descsz,
+                                    &position) != MSGPACK_UNPACK_SUCCESS)
+                status = malformed(&r, "not MessagePack");
+            else
+                status = read_map(&r, &root.data, m, notes == 0);
+            msgpack_unpacked_destroy(&root);
+            if (status != DEVRT_SUCCESS)
+                return status;
+            notes++;
         }
     }
-    return devrt_fail(DEVRT_ERROR_IMAGE,
-                      "%s: no AMDGPU metadata note (code object version 2 and older are not "
-                      "supported)",
-                      path);
+    if (!notes)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: no AMDGPU metadata note (code object version 2 and older are not "
+                          "supported)",
+                          path);
+    return DEVRT_SUCCESS;
 }
 
-/* Parse the note of the ELF image COPY, which libelf may rewrite in place. */
+/* Parse the notes of the ELF image COPY, which libelf may rewrite in place. */
 static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdgpu_metadata *m)
 {
     elf_version(EV_CURRENT);
@@ -258,21 +429,12 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
     else if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != EM_AMDGPU)
         status = devrt_fail(DEVRT_ERROR_IMAGE, "%s: not an amdgcn code object (ELF machine %u)",
                             path, header.e_machine);
-    const char *desc = NULL;
-    size_t desc_size = 0;
-    if (status == DEVRT_SUCCESS)
-        status = find_note(elf, path, &desc, &desc_size);
     if (status == DEVRT_SUCCESS) {
-        struct reader r = {.path = path, .where = ""};
-        msgpack_unpacked root;
-        msgpack_unpacked_init(&root);
-        size_t offset = 0;
-        if (msgpack_unpack_next(&root, desc, desc_size, &offset) != MSGPACK_UNPACK_SUCCESS)
-            status = malformed(&r, "not MessagePack");
-        else
-            status = read_map(&r, &root.data, m);
-        msgpack_unpacked_destroy(&root);
+        read_isa(&header, m);
+        status = read_notes(elf, path, m);
     }
+    if (status == DEVRT_SUCCESS)
+        read_descriptors(elf, m);
     elf_end(elf);
     return status;
 }

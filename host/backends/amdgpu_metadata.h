@@ -35,11 +35,35 @@ struct devrt_amdgpu_kernel {
     uint32_t wavefront_size;
     uint32_t sgpr_count, vgpr_count;
     bool uses_dynamic_stack; /* private_segment_fixed_size is then a lower bound */
+    /*
+     * The kernel descriptor (NAME.kd, 64 bytes in the image), which the GPU reads at dispatch:
+     * its sizes must agree with the metadata's, or the packet and the kernel disagree.
+     */
+    bool has_descriptor;
+    uint32_t descriptor_group_segment_fixed_size;
+    uint32_t descriptor_private_segment_fixed_size;
+    uint32_t descriptor_kernarg_size;
+    uint16_t descriptor_kernel_code_properties;
+};
+
+/* A target feature of the code object (ELF header flags, code object version 4 and later). */
+enum devrt_amdgpu_feature {
+    DEVRT_AMDGPU_FEATURE_UNSUPPORTED, /* the processor lacks it */
+    DEVRT_AMDGPU_FEATURE_ANY,         /* built to run either way */
+    DEVRT_AMDGPU_FEATURE_OFF,
+    DEVRT_AMDGPU_FEATURE_ON
 };
 
 struct devrt_amdgpu_metadata {
     uint32_t version[2]; /* amdhsa.version: {1, 1} is code object version 4, {1, 2} 5 and 6 */
     char *target;        /* amdhsa.target, such as amdgcn-amd-amdhsa--gfx90a:xnack- */
+    /* From the ELF header, which the loader trusts over the note. */
+    uint32_t code_object_version; /* 3 to 6, from e_ident[EI_ABIVERSION] */
+    uint32_t os_abi;              /* e_ident[EI_OSABI]: 64 for HSA; 65 PAL, 66 Mesa */
+    uint32_t e_flags;
+    char processor[32]; /* gfx90a; "unknown machine 0x.." for a value this reader lacks */
+    enum devrt_amdgpu_feature xnack, sramecc;
+    char isa[64]; /* processor and features as a target ID: gfx90a:xnack-, gfx1100 */
     struct devrt_amdgpu_kernel *kernels;
     size_t kernel_count;
 };

@@ -114,6 +114,7 @@ struct cuda_backend {
     CUstream launch; /* kernels */
     CUstream copy;   /* the runtime's copies and fills */
     char name[256];
+    int major, minor; /* compute capability */
 };
 
 struct cuda_module {
@@ -262,6 +263,8 @@ static int cuda_open(devrt_device *device, int index)
     if (r == CUDA_SUCCESS) {
         cu.cuDeviceGetName(b->name, sizeof b->name, b->device);
         cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device);
+        cu.cuDeviceGetAttribute(&b->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, b->device);
+        b->major = major;
         cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, b->device);
         cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->device);
         cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, b->device);
@@ -488,6 +491,13 @@ static void cuda_ring_doorbell(devrt_device *device)
     __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
 }
 
+/* The memory size needs a driver function devrt does not otherwise use: left unknown. */
+static void cuda_describe(const devrt_device *device, struct devrt_device_info *info)
+{
+    const struct cuda_backend *b = device->backend;
+    snprintf(info->name, sizeof info->name, "sm_%d%d %.100s", b->major, b->minor, b->name);
+}
+
 const struct devrt_backend_ops devrt_cuda_backend = {
     .kind = DEVRT_BACKEND_CUDA,
     .open = cuda_open,
@@ -502,4 +512,5 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .arm_doorbell = cuda_arm_doorbell,
     .wait_doorbell = cuda_wait_doorbell,
     .ring_doorbell = cuda_ring_doorbell,
+    .describe = cuda_describe,
 };

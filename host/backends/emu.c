@@ -106,6 +106,14 @@ static int emu_open(devrt_device *device, int index)
     return DEVRT_SUCCESS;
 }
 
+static void emu_describe(const devrt_device *device, struct devrt_device_info *info)
+{
+    (void)device;
+    snprintf(info->name, sizeof info->name, "host");
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
 static void emu_close(devrt_device *device)
 {
     free(device->doorbell);
@@ -373,4 +381,5 @@ const struct devrt_backend_ops devrt_emu_backend = {
     .arm_doorbell = emu_arm_doorbell,
     .wait_doorbell = emu_wait_doorbell,
     .ring_doorbell = emu_ring_doorbell,
+    .describe = emu_describe,
 };

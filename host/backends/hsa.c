@@ -10,6 +10,11 @@
  * DEVRT_ERROR_NO_DEVICE and a message naming the library or the functions, so the hardware
  * tests skip. The library stays loaded until the process ends: its own threads and atexit
  * handlers may still run after hsa_shut_down, and a device may be opened again.
+ *
+ * What a launch puts in the packet and the kernarg segment is computed by
+ * amdgpu_dispatch.c from the code object's metadata, without a GPU, and tested there; this
+ * file only allocates, enqueues, rings and waits (docs/runtime.md lists what only a GPU
+ * tests).
  */
 #include <dlfcn.h>
 #include <hsa/hsa.h>
@@ -20,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amdgpu_dispatch.h"
+#include "amdgpu_metadata.h"
 #include "runtime.h"
 
 #define DEVRT_HSA_LIBRARY "libhsa-runtime64.so.1"
@@ -60,7 +67,9 @@
     X(hsa_amd_memory_pool_allocate)                                                                \
     X(hsa_amd_memory_pool_free)                                                                    \
     X(hsa_amd_agents_allow_access)                                                                 \
-    X(hsa_amd_memory_fill)
+    X(hsa_amd_memory_fill)                                                                         \
+    X(hsa_agent_iterate_isas)                                                                      \
+    X(hsa_isa_get_info_alt)
 
 /* Every call into the runtime goes through this table, filled once by open_library. */
 static struct {
@@ -128,6 +137,9 @@ struct hsa_backend {
     hsa_queue_t *queue;
     hsa_signal_t doorbell;
     uint64_t ticks_per_ms;
+    char isa[128];                /* amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack- */
+    uint32_t group_segment_limit; /* LDS bytes per workgroup; 0 if the runtime did not say */
+    uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
     bool queue_failed;
 };
@@ -163,6 +175,11 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
     hsa_amd_segment_t segment;
     uint32_t flags = 0;
     hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
+    if (segment == HSA_AMD_SEGMENT_GROUP) {
+        size_t size = 0;
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
+        b->group_segment_limit = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+    }
     if (segment != HSA_AMD_SEGMENT_GLOBAL)
         return HSA_STATUS_SUCCESS;
     hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
@@ -170,9 +187,29 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
         b->kernarg = pool;
     else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
         b->fine = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle)
+    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle) {
+        size_t size = 0;
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
         b->coarse = pool;
+        b->memory_bytes = size;
+    }
     return HSA_STATUS_SUCCESS;
+}
+
+/* The agent's first ISA, the one its code objects are loaded for. */
+static hsa_status_t find_isa(hsa_isa_t isa, void *data)
+{
+    struct hsa_backend *b = data;
+    uint32_t length = 0;
+    if (hsa.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &length) != HSA_STATUS_SUCCESS ||
+        length >= sizeof b->isa)
+        return HSA_STATUS_SUCCESS;
+    char name[sizeof b->isa] = "";
+    if (hsa.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) != HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    name[length] = '\0';
+    memcpy(b->isa, name, sizeof b->isa);
+    return HSA_STATUS_INFO_BREAK;
 }
 
 static void queue_error(hsa_status_t status, hsa_queue_t *queue, void *data)
@@ -242,6 +279,7 @@ static int hsa_open(devrt_device *device, int index)
         b->fine = gpu_fine;
     uint32_t wave = 64;
     hsa.hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
+    hsa.hsa_agent_iterate_isas(b->gpu, find_isa, b);
     uint64_t frequency = 1000000;
     hsa.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency);
     b->ticks_per_ms = frequency / 1000 ? frequency / 1000 : 1;
@@ -281,6 +319,10 @@ static void hsa_close(devrt_device *device)
 static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     struct hsa_backend *b = module->device->backend;
+    /* Refused here with both names, not by the loader with a bare error code. */
+    if (module->metadata && b->isa[0] &&
+        devrt_amdgpu_check_target(module->metadata, path, b->isa) != DEVRT_SUCCESS)
+        return DEVRT_ERROR_IMAGE;
     size_t size;
     char *image = devrt_read_image(path, &size);
     if (!image)
@@ -330,59 +372,48 @@ static void hsa_unload(devrt_module *module)
     free(m);
 }
 
-static size_t arg_size(enum devrt_arg_type type)
-{
-    return type == DEVRT_ARG_I32 || type == DEVRT_ARG_U32 || type == DEVRT_ARG_F32 ? 4 : 8;
-}
-
 static int hsa_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
 {
     struct hsa_backend *b = module->device->backend;
     struct hsa_module *m = module->backend;
-    char name[512];
-    snprintf(name, sizeof name, "%s.kd", kernel);
+    if (!module->metadata)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
+    struct devrt_amdgpu_agent agent = {
+        .isa = b->isa[0] ? b->isa : NULL,
+        .group_segment_limit = b->group_segment_limit,
+        .queue_address = (uint64_t)(uintptr_t)b->queue,
+    };
+    struct devrt_amdgpu_dispatch dispatch;
+    int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, kernel, config,
+                                            args, arg_count, &dispatch);
+    if (status != DEVRT_SUCCESS)
+        return status;
     hsa_executable_symbol_t symbol;
-    if (hsa.hsa_executable_get_symbol_by_name(m->executable, name, &b->gpu, &symbol) !=
-        HSA_STATUS_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
     uint64_t object = 0;
-    uint32_t kernarg_size = 0, group_size = 0, private_size = 0;
-    hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
-    hsa.hsa_executable_symbol_get_info(
-        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg_size);
-    hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
-                                       &group_size);
-    hsa.hsa_executable_symbol_get_info(
-        symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &private_size);
-
-    /* Explicit arguments in C layout, each at its natural alignment; hidden ones zeroed. */
-    size_t offset = 0;
-    for (size_t i = 0; i < arg_count; ++i)
-        offset = (offset + arg_size(args[i].type) - 1) / arg_size(args[i].type) *
-                     arg_size(args[i].type) +
-                 arg_size(args[i].type);
-    if (offset > kernarg_size)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s takes %u bytes of arguments, got %zu",
-                          kernel, kernarg_size, offset);
-    void *kernarg = NULL;
-    if (hsa.hsa_amd_memory_pool_allocate(b->kernarg, kernarg_size ? kernarg_size : 16, 0,
-                                         &kernarg) != HSA_STATUS_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
-    hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
-    memset(kernarg, 0, kernarg_size);
-    offset = 0;
-    for (size_t i = 0; i < arg_count; ++i) {
-        size_t size = arg_size(args[i].type);
-        offset = (offset + size - 1) / size * size;
-        memcpy((char *)kernarg + offset, &args[i].value, size);
-        offset += size;
+    if (hsa.hsa_executable_get_symbol_by_name(m->executable, dispatch.kernel->symbol, &b->gpu,
+                                              &symbol) != HSA_STATUS_SUCCESS ||
+        hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                           &object) != HSA_STATUS_SUCCESS) {
+        devrt_amdgpu_dispatch_free(&dispatch);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: the loader has no kernel %s", module->path,
+                          dispatch.kernel->symbol);
     }
+    void *kernarg = NULL;
+    if (hsa.hsa_amd_memory_pool_allocate(b->kernarg,
+                                         dispatch.kernarg_size ? dispatch.kernarg_size : 16, 0,
+                                         &kernarg) != HSA_STATUS_SUCCESS) {
+        devrt_amdgpu_dispatch_free(&dispatch);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
+    }
+    hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
+    memcpy(kernarg, dispatch.kernarg, dispatch.kernarg_size);
 
     hsa_signal_t done;
     if (hsa.hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS) {
         hsa.hsa_amd_memory_pool_free(kernarg);
+        devrt_amdgpu_dispatch_free(&dispatch);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
     }
     hsa_queue_t *queue = b->queue;
@@ -392,21 +423,22 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     hsa_kernel_dispatch_packet_t *packet =
         (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
     memset((char *)packet + 4, 0, sizeof *packet - 4);
-    packet->workgroup_size_x = (uint16_t)config->block[0];
-    packet->workgroup_size_y = (uint16_t)config->block[1];
-    packet->workgroup_size_z = (uint16_t)config->block[2];
-    packet->grid_size_x = config->grid[0] * config->block[0];
-    packet->grid_size_y = config->grid[1] * config->block[1];
-    packet->grid_size_z = config->grid[2] * config->block[2];
-    packet->private_segment_size = private_size;
-    packet->group_segment_size = group_size;
+    packet->workgroup_size_x = dispatch.workgroup_size[0];
+    packet->workgroup_size_y = dispatch.workgroup_size[1];
+    packet->workgroup_size_z = dispatch.workgroup_size[2];
+    packet->grid_size_x = dispatch.grid_size[0];
+    packet->grid_size_y = dispatch.grid_size[1];
+    packet->grid_size_z = dispatch.grid_size[2];
+    packet->private_segment_size = dispatch.private_segment_size;
+    packet->group_segment_size = dispatch.group_segment_size;
     packet->kernel_object = object;
     packet->kernarg_address = kernarg;
     packet->completion_signal = done;
     uint16_t header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE |
                       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
                       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
-    uint16_t setup = 3 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+    uint16_t setup = (uint16_t)(dispatch.dimensions << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS);
+    devrt_amdgpu_dispatch_free(&dispatch);
     __atomic_store_n((uint32_t *)packet, header | (uint32_t)setup << 16, __ATOMIC_RELEASE);
     hsa.hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
 
@@ -443,6 +475,14 @@ static void hsa_ring_doorbell(devrt_device *device)
     hsa.hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
 }
 
+static void hsa_describe(const devrt_device *device, struct devrt_device_info *info)
+{
+    const struct hsa_backend *b = device->backend;
+    const char *id = strstr(b->isa, "--");
+    snprintf(info->name, sizeof info->name, "%s", id ? id + 2 : b->isa);
+    info->memory_bytes = b->memory_bytes;
+}
+
 const struct devrt_backend_ops devrt_hsa_backend = {
     .kind = DEVRT_BACKEND_HSA,
     .open = hsa_open,
@@ -457,4 +497,5 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .arm_doorbell = hsa_arm_doorbell,
     .wait_doorbell = hsa_wait_doorbell,
     .ring_doorbell = hsa_ring_doorbell,
+    .describe = hsa_describe,
 };

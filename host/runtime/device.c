@@ -111,6 +111,17 @@ enum devrt_backend devrt_device_backend(const devrt_device *device)
     return device->ops->kind;
 }
 
+int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info)
+{
+    if (!device || !info)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_get_info: missing argument");
+    memset(info, 0, sizeof *info);
+    info->wave_size = device->wave_size;
+    if (device->ops->describe)
+        device->ops->describe(device, info);
+    return DEVRT_SUCCESS;
+}
+
 void *devrt_mem_alloc(devrt_device *device, size_t size)
 {
     if (!device || size == 0)

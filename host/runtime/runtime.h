@@ -46,6 +46,8 @@ struct devrt_backend_ops {
     uint64_t (*arm_doorbell)(devrt_device *device);
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
     void (*ring_doorbell)(devrt_device *device);
+    /* Fills name and memory_bytes of INFO (devrt_device_get_info sets wave_size). */
+    void (*describe)(const devrt_device *device, struct devrt_device_info *info);
 };
 
 struct devrt_hostcall_entry {

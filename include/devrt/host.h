@@ -112,6 +112,16 @@ int devrt_device_open(enum devrt_backend backend, int index,
                       const struct devrt_device_options *options, devrt_device **device);
 void devrt_device_close(devrt_device *device);
 enum devrt_backend devrt_device_backend(const devrt_device *device);
+
+/* What a device is, as devrt-run --list shows it. */
+struct devrt_device_info {
+    /* HSA: the agent's ISA as a target ID (gfx90a:sramecc+:xnack-); CUDA: sm_NN and the
+       GPU's name; emulation: host. */
+    char name[128];
+    uint32_t wave_size;
+    uint64_t memory_bytes; /* the device's own memory (the host's for the emulation); 0: unknown */
+};
+int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info);
 const char *devrt_backend_name(enum devrt_backend backend);
 
 /* The backend an image needs, from its contents; DEVRT_BACKEND_AUTO if unknown. */

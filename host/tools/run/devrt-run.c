@@ -6,21 +6,39 @@
  * amdgcn code object's before the device is opened (its metadata says), the others' once
  * loaded (devrt_launch). Exit status: 0 the kernel ran, 1 it raised an exception or sent a
  * malformed request, 2 the command line, the image, the arguments or the device was wrong.
+ *
+ * With --explain it runs nothing: it prints the dispatch an amdgcn kernel would get on the
+ * GPU --target names (amdgpu_dispatch.h), which needs neither a GPU nor ROCm.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <devrt/host.h>
 
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+#include "amdgpu_dispatch.h"
+#include "amdgpu_metadata.h"
+#include "runtime.h"
+#endif
+
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
     "                 [--backend hsa|emu|cuda] [-- ARG...]\n"
+    "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
+    "                 [-- ARG...]\n"
+    "       devrt-run --list\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
     "  parameters, where the image records them, are refused before the kernel runs.\n"
+    "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
+    "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
+    "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
+    "  --list shows every device of every backend (ISA, wave size, memory), or why a\n"
+    "  backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong.\n";
 
@@ -98,6 +116,188 @@ static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
     return *end || errno ? -1 : 0;
 }
 
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+/* NAME as a JSON string: metadata strings come from the file and may hold anything. */
+static void json_string(const char *name)
+{
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)name; *c; ++c) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20 || *c >= 0x7f)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+/* The little-endian value of SIZE bytes at P (at most the first 8). */
+static uint64_t load(const unsigned char *p, uint32_t size)
+{
+    uint64_t value = 0;
+    for (uint32_t i = 0; i < size && i < 8; ++i)
+        value |= (uint64_t)p[i] << (8 * i);
+    return value;
+}
+
+static const char *type_name(enum devrt_arg_type type)
+{
+    static const char *const names[] = {"buf", "i32", "u32", "i64", "u64", "f32", "f64"};
+    return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
+}
+
+/* The argument as given on the command line, beside its bytes. */
+static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text, size_t size)
+{
+    switch (arg->type) {
+    case DEVRT_ARG_POINTER: snprintf(text, size, "buf:%zu, null here", buffer); break;
+    case DEVRT_ARG_F32: snprintf(text, size, "f32:%g", (double)arg->value.f32); break;
+    case DEVRT_ARG_F64: snprintf(text, size, "f64:%g", arg->value.f64); break;
+    case DEVRT_ARG_I32: snprintf(text, size, "i32:%d", arg->value.i32); break;
+    case DEVRT_ARG_I64: snprintf(text, size, "i64:%lld", (long long)arg->value.i64); break;
+    default:
+        snprintf(text, size, "%s:%llu", type_name(arg->type), (unsigned long long)arg->value.u64);
+    }
+}
+
+static void print_text(const char *image, const char *target, const struct devrt_amdgpu_metadata *m,
+                       const struct devrt_amdgpu_dispatch *d, const struct devrt_arg *args,
+                       const size_t *buffers)
+{
+    const struct devrt_amdgpu_kernel *k = d->kernel;
+    printf("kernel %s (%s) of %s: %s, code object version %u, on %s\n", k->name, k->symbol, image,
+           m->isa, m->code_object_version, target);
+    printf("packet: grid %u,%u,%u workitems, workgroup %u,%u,%u, %u dimension%s\n", d->grid_size[0],
+           d->grid_size[1], d->grid_size[2], d->workgroup_size[0], d->workgroup_size[1],
+           d->workgroup_size[2], d->dimensions, d->dimensions == 1 ? "" : "s");
+    printf("segments: group %u bytes, private %u bytes", d->group_segment_size,
+           d->private_segment_size);
+    if (k->uses_dynamic_stack)
+        printf(" (%u fixed + %u for its dynamic stack)", k->private_segment_fixed_size,
+               DEVRT_AMDGPU_DYNAMIC_STACK_BYTES);
+    printf(", kernarg %u bytes aligned to %u\n", d->kernarg_size, d->kernarg_align);
+    printf("%6s %4s  %-26s %s\n", "offset", "size", "kind", "value");
+    size_t given = 0;
+    for (size_t i = 0; i < k->arg_count; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        uint64_t value = load(d->kernarg + a->offset, a->size);
+        char note[160] = "";
+        if (!a->hidden) {
+            char text[96];
+            describe_arg(&args[given], buffers[given], text, sizeof text);
+            snprintf(note, sizeof note, "  (argument %zu, %s)", given + 1, text);
+            given++;
+        } else if (devrt_amdgpu_hidden_zero_reason(a->value_kind)) {
+            snprintf(note, sizeof note, "  (zero: %s)",
+                     devrt_amdgpu_hidden_zero_reason(a->value_kind));
+        }
+        printf("%6u %4u  %-26s 0x%llx%s\n", a->offset, a->size, a->value_kind,
+               (unsigned long long)value, note);
+    }
+}
+
+static void print_json(const char *image, const char *target, const struct devrt_amdgpu_metadata *m,
+                       const struct devrt_amdgpu_dispatch *d)
+{
+    const struct devrt_amdgpu_kernel *k = d->kernel;
+    printf("{\"image\": ");
+    json_string(image);
+    printf(", \"image_isa\": ");
+    json_string(m->isa);
+    printf(", \"target\": ");
+    json_string(target);
+    printf(", \"code_object_version\": %u, \"kernel\": ", m->code_object_version);
+    json_string(k->name);
+    printf(", \"symbol\": ");
+    json_string(k->symbol);
+    printf(",\n \"dimensions\": %u, \"workgroup_size\": [%u, %u, %u], "
+           "\"grid_size\": [%u, %u, %u],\n",
+           d->dimensions, d->workgroup_size[0], d->workgroup_size[1], d->workgroup_size[2],
+           d->grid_size[0], d->grid_size[1], d->grid_size[2]);
+    printf(" \"group_segment_size\": %u, \"private_segment_size\": %u, "
+           "\"uses_dynamic_stack\": %s, \"kernarg_size\": %u, \"kernarg_align\": %u,\n",
+           d->group_segment_size, d->private_segment_size, k->uses_dynamic_stack ? "true" : "false",
+           d->kernarg_size, d->kernarg_align);
+    printf(" \"args\": [");
+    for (size_t i = 0; i < k->arg_count; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        printf("%s\n  {\"offset\": %u, \"size\": %u, \"kind\": ", i ? "," : "", a->offset, a->size);
+        json_string(a->value_kind);
+        printf(", \"hidden\": %s, \"value\": %llu}", a->hidden ? "true" : "false",
+               (unsigned long long)load(d->kernarg + a->offset, a->size));
+    }
+    printf("],\n \"kernarg\": \"");
+    for (uint32_t i = 0; i < d->kernarg_size; ++i)
+        printf("%02x", d->kernarg[i]);
+    printf("\"}\n");
+}
+#endif
+
+/* --explain: the dispatch, printed; nothing is opened but the image. */
+static int explain(const char *image, const char *kernel, const char *target, bool json,
+                   const struct devrt_launch_config *config, const struct devrt_arg *args,
+                   const size_t *buffers, size_t arg_count)
+{
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    size_t size;
+    char *bytes = devrt_read_image(image, &size);
+    struct devrt_amdgpu_metadata *m = NULL;
+    int status = bytes ? devrt_amdgpu_metadata_read(bytes, size, image, &m) : DEVRT_ERROR_IMAGE;
+    free(bytes);
+    struct devrt_amdgpu_dispatch d;
+    struct devrt_amdgpu_agent agent = {.isa = target};
+    if (status == DEVRT_SUCCESS)
+        status = devrt_amdgpu_dispatch_make(m, image, &agent, kernel, config, args, arg_count, &d);
+    if (status != DEVRT_SUCCESS) {
+        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+        devrt_amdgpu_metadata_free(m);
+        return 2;
+    }
+    if (json)
+        print_json(image, target, m, &d);
+    else
+        print_text(image, target, m, &d, args, buffers);
+    devrt_amdgpu_dispatch_free(&d);
+    devrt_amdgpu_metadata_free(m);
+    return 0;
+#else
+    (void)image, (void)kernel, (void)target, (void)json, (void)config, (void)args, (void)buffers,
+        (void)arg_count;
+    fprintf(stderr, "devrt-run: --explain needs devrt built with libelf and msgpack-c\n");
+    return 2;
+#endif
+}
+
+/* --list: every device each backend sees, by opening them in turn; a backend without any
+   says why (its library is missing, or it sees no GPU). */
+static int list_devices(void)
+{
+    static const enum devrt_backend backends[] = {DEVRT_BACKEND_HSA, DEVRT_BACKEND_CUDA,
+                                                  DEVRT_BACKEND_EMU};
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; ++i) {
+        const char *name = devrt_backend_name(backends[i]);
+        /* Bounded: a backend that opened every index would otherwise never end the list. */
+        for (int index = 0; index < 64; ++index) {
+            devrt_device *device;
+            if (devrt_device_open(backends[i], index, NULL, &device) != DEVRT_SUCCESS) {
+                if (index == 0)
+                    printf("%s: no device: %s\n", name, devrt_last_error());
+                break;
+            }
+            struct devrt_device_info info;
+            devrt_device_get_info(device, &info);
+            printf("%s %d: %s, wave %u, ", name, index, info.name, info.wave_size);
+            if (info.memory_bytes)
+                printf("%.1f GiB\n", (double)info.memory_bytes / (1u << 30));
+            else
+                printf("memory unknown\n");
+            devrt_device_close(device);
+        }
+    }
+    return 0;
+}
+
 /* Everything after the command line: check, open, load, launch. Returns the exit status. */
 static int run(const char *image, const char *kernel, enum devrt_backend backend,
                const struct devrt_launch_config *config, struct devrt_arg *args,
@@ -157,7 +357,8 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
 
 int main(int argc, char **argv)
 {
-    const char *image = NULL, *kernel = NULL;
+    const char *image = NULL, *kernel = NULL, *target = NULL;
+    bool explaining = false, json = false;
     struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
     int first_arg = argc;
@@ -173,6 +374,18 @@ int main(int argc, char **argv)
             if (i + 1 == argc || parse_dims(argv[i + 1], a[2] == 'g' ? config.grid : config.block))
                 return bad_usage("expected X[,Y,Z] of positive numbers after", a);
             ++i;
+        } else if (!strcmp(a, "--list")) {
+            if (argc != 2)
+                return bad_usage("--list takes nothing else", NULL);
+            return list_devices();
+        } else if (!strcmp(a, "--explain")) {
+            explaining = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--target")) {
+            if (i + 1 == argc || !argv[i + 1][0])
+                return bad_usage("expected a GPU such as gfx1100 after", a);
+            target = argv[++i];
         } else if (!strcmp(a, "--backend")) {
             const char *b = i + 1 < argc ? argv[++i] : "";
             if (!strcmp(b, "hsa"))
@@ -195,6 +408,10 @@ int main(int argc, char **argv)
     }
     if (!image)
         return bad_usage("no image given", NULL);
+    if ((target || json) && !explaining)
+        return bad_usage(target ? "--target" : "--json", "only with --explain");
+    if (explaining && (!target || !kernel))
+        return bad_usage(!kernel ? "--explain needs a KERNEL" : "--explain needs --target", NULL);
     if (!kernel)
         kernel = "main";
 
@@ -205,7 +422,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < arg_count && !exit_code; ++i)
         if (parse_arg(argv[first_arg + (int)i], &args[i], &buffers[i]))
             exit_code = bad_usage("bad kernel argument", argv[first_arg + (int)i]);
-    if (!exit_code)
+    if (!exit_code && explaining)
+        exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
+    else if (!exit_code)
         exit_code = run(image, kernel, backend, &config, args, buffers, arg_count);
     free(args);
     free(buffers);

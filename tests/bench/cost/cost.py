@@ -97,6 +97,10 @@ FUNCTIONS = collections.OrderedDict([
 BUDGETS = collections.OrderedDict([("malloc", 32), ("malloc_64", 32), ("free", 16),
                                    ("printf", 24)])
 BUDGET_TARGETS = ("gfx90a", "gfx1030", "gfx1100")
+# Functions held to ROCm's equivalent: at most this many times ockl's instruction count, on
+# the targets of TARGETS that the installed ockl supports.
+RATIOS = collections.OrderedDict([("num_workgroups", 1.2)])
+RATIO_TARGETS = ("gfx900", "gfx90a", "gfx1030")
 
 TARGETS = ("gfx900", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201")
 # Compile latency: these pairs, on this target (one that ockl supports).
@@ -469,8 +473,27 @@ def rewrite_section(doc, section):
         f.write(text)
 
 
+def check_ratio(report, key, cpu):
+    """RATIOS[key] on CPU: at most that many times ockl's instructions, no scratch."""
+    m = FUNCTIONS[key]
+    if not report.libraries("ockl", cpu):
+        return f"the installed ROCm device libraries do not support {cpu}: nothing to compare"
+    f = report.measure(key, "devrt", cpu)
+    o = report.measure(key, "ockl", cpu)
+    print(f"{cpu} {m.label}: {f['instructions']} instructions, {f['vgpr']} VGPRs; "
+          f"{m.ockl_label}: {o['instructions']} instructions, {o['vgpr']} VGPRs")
+    if f["scratch"] or f["dynamic_stack"]:
+        return f"{m.label} uses {f['scratch']} B of scratch, budget 0"
+    if f["instructions"] > RATIOS[key] * o["instructions"]:
+        return (f"{m.label} takes {f['instructions']} instructions, more than {RATIOS[key]} x "
+                f"{m.ockl_label}'s {o['instructions']}")
+    return None
+
+
 def check(report, key, cpu):
     """The budget of BUDGETS[key] on CPU: at most that many VGPRs, no scratch."""
+    if key in RATIOS:
+        return check_ratio(report, key, cpu)
     m = FUNCTIONS[key]
     why = report.devrt_missing(m)
     if why:
@@ -512,7 +535,8 @@ def main():
                         help="rewrite the section of --doc and write --svg")
     parser.add_argument("--doc", default=os.path.join(ROOT, "docs", "performance.md"))
     parser.add_argument("--svg", default=os.path.join(ROOT, "docs", "performance", "cost.svg"))
-    parser.add_argument("--check", choices=BUDGETS, help="check one budget and exit")
+    parser.add_argument("--check", choices=list(BUDGETS) + list(RATIOS),
+                        help="check one budget and exit")
     parser.add_argument("--target", choices=amdgcn.TARGETS, help="the target of --check")
     parser.add_argument("--list-budgets", action="store_true")
     args = parser.parse_args()
@@ -520,6 +544,9 @@ def main():
     if args.list_budgets:
         for key in BUDGETS:
             for target in BUDGET_TARGETS:
+                print(key, FUNCTIONS[key].symbol, target)
+        for key in RATIOS:
+            for target in RATIO_TARGETS:
                 print(key, FUNCTIONS[key].symbol, target)
         return 0
     if args.build:

@@ -1,0 +1,331 @@
+/*
+ * The dispatch of an amdgcn kernel, from its code object's metadata alone: everything the
+ * HSA backend would otherwise decide next to the queue, where only a GPU could test it.
+ *
+ * Explicit arguments go where the metadata says, not where a C layout would put them.
+ * Hidden arguments are filled by their value kind, at the metadata's offsets, so one code
+ * path serves code object versions 4 (global offsets only), 5 and 6 (block counts, group
+ * sizes, remainders, grid dimensions, dynamic LDS size): a version changes the list, not
+ * this code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amdgpu_dispatch.h"
+#include "runtime.h"
+
+#define DEVRT_ELFOSABI_AMDGPU_HSA 64u
+
+/* Generic processors and the processors their code runs on (LLVM's AMDGPUUsage). */
+static const struct {
+    const char *generic;
+    const char *members[8];
+} generics[] = {
+    {"gfx9-generic", {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}},
+    {"gfx10-1-generic", {"gfx1010", "gfx1011", "gfx1012", "gfx1013"}},
+    {"gfx10-3-generic",
+     {"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"}},
+    {"gfx11-generic",
+     {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"}},
+    {"gfx12-generic", {"gfx1200", "gfx1201"}},
+};
+
+static bool processor_runs(const char *image, const char *gpu)
+{
+    if (!strcmp(image, gpu))
+        return true;
+    for (size_t i = 0; i < sizeof generics / sizeof generics[0]; ++i)
+        if (!strcmp(generics[i].generic, image))
+            for (size_t j = 0; j < 8 && generics[i].members[j]; ++j)
+                if (!strcmp(generics[i].members[j], gpu))
+                    return true;
+    return false;
+}
+
+int devrt_amdgpu_check_target(const struct devrt_amdgpu_metadata *m, const char *path,
+                              const char *isa)
+{
+    /* The agent's ISA name carries the triple (amdgcn-amd-amdhsa--gfx90a:xnack-); users
+       write the target ID alone. */
+    const char *id = strstr(isa, "--");
+    id = id ? id + 2 : isa;
+    char processor[64];
+    size_t length = strcspn(id, ":");
+    if (length == 0 || length >= sizeof processor)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "GPU ISA '%s' names no processor", isa);
+    memcpy(processor, id, length);
+    processor[length] = '\0';
+    enum devrt_amdgpu_feature xnack = DEVRT_AMDGPU_FEATURE_ANY, sramecc = xnack;
+    for (const char *f = id + length; *f == ':';) {
+        const char *next = f + 1 + strcspn(f + 1, ":");
+        size_t n = (size_t)(next - f);
+        enum devrt_amdgpu_feature *feature = NULL;
+        if (n == 7 && !strncmp(f, ":xnack", 6))
+            feature = &xnack;
+        else if (n == 9 && !strncmp(f, ":sramecc", 8))
+            feature = &sramecc;
+        if (!feature || (f[n - 1] != '+' && f[n - 1] != '-'))
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "GPU ISA '%s': unknown feature '%.*s' (xnack+, xnack-, sramecc+ "
+                              "and sramecc- are known)",
+                              isa, (int)(n - 1), f + 1);
+        *feature = f[n - 1] == '+' ? DEVRT_AMDGPU_FEATURE_ON : DEVRT_AMDGPU_FEATURE_OFF;
+        f = next;
+    }
+    /* A feature set one way in the image must be set that way on the GPU; an image built
+       for either (any) runs on both, and a GPU whose setting is not given matches all. */
+    bool fits = processor_runs(m->processor, processor) &&
+                !(m->xnack >= DEVRT_AMDGPU_FEATURE_OFF && xnack != DEVRT_AMDGPU_FEATURE_ANY &&
+                  m->xnack != xnack) &&
+                !(m->sramecc >= DEVRT_AMDGPU_FEATURE_OFF && sramecc != DEVRT_AMDGPU_FEATURE_ANY &&
+                  m->sramecc != sramecc);
+    if (!fits)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: image is %s, GPU is %s", path, m->isa, id);
+    return DEVRT_SUCCESS;
+}
+
+/* Hidden arguments that devrt leaves zero, each with the reason it may. */
+static const struct {
+    const char *kind;
+    const char *reason;
+} zeroed[] = {
+    {"hidden_global_offset_x", "devrt's grids start at 0 (no OpenCL global offset)"},
+    {"hidden_global_offset_y", "devrt's grids start at 0 (no OpenCL global offset)"},
+    {"hidden_global_offset_z", "devrt's grids start at 0 (no OpenCL global offset)"},
+    {"hidden_dynamic_lds_size",
+     "devrt's launches allocate no dynamic LDS: the group segment is the kernel's fixed size"},
+    {"hidden_none", "a slot LLVM keeps in place of an argument the kernel does not use"},
+};
+
+/* Hidden arguments that would need a service devrt does not provide: such kernels are
+   refused, since zero would send them through a null pointer. */
+static const struct {
+    const char *kind;
+    const char *reason;
+} refused[] = {
+    {"hidden_printf_buffer", "devrt prints through devrt_printf, not OpenCL's printf buffer"},
+    {"hidden_hostcall_buffer",
+     "devrt's host calls go over its own RPC channel, not ockl's hostcall buffer"},
+    {"hidden_heap_v1", "devrt's heap is devrt_malloc, not ockl's malloc heap"},
+    {"hidden_multigrid_sync_arg", "devrt has no multi-grid cooperative launch"},
+    {"hidden_default_queue", "devrt has no device-side enqueue"},
+    {"hidden_completion_action", "devrt has no device-side enqueue"},
+    {"hidden_private_base", "devrt's GPUs (gfx9 and newer) give the apertures in registers"},
+    {"hidden_shared_base", "devrt's GPUs (gfx9 and newer) give the apertures in registers"},
+};
+
+const char *devrt_amdgpu_hidden_zero_reason(const char *kind)
+{
+    for (size_t i = 0; i < sizeof zeroed / sizeof zeroed[0]; ++i)
+        if (!strcmp(zeroed[i].kind, kind))
+            return zeroed[i].reason;
+    return NULL;
+}
+
+static void store(unsigned char *to, uint64_t value, uint32_t size)
+{
+    for (uint32_t i = 0; i < size; ++i)
+        to[i] = (unsigned char)(value >> (8 * i));
+}
+
+/* The per-dimension hidden arguments: KIND is PREFIX followed by _x, _y or _z. */
+static int dimension_of(const char *kind, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(kind, prefix, n) || kind[n] != '_' || kind[n + 2] != '\0')
+        return -1;
+    return kind[n + 1] >= 'x' && kind[n + 1] <= 'z' ? kind[n + 1] - 'x' : -1;
+}
+
+/*
+ * The value of a hidden argument, or a failure naming it. A size other than the one the
+ * ABI gives means metadata this code does not understand: refused, not truncated.
+ */
+static int hidden_value(const struct devrt_amdgpu_kernel *k, const struct devrt_amdgpu_arg *a,
+                        const struct devrt_amdgpu_dispatch *d,
+                        const struct devrt_launch_config *config,
+                        const struct devrt_amdgpu_agent *agent, const char *path, uint64_t *value)
+{
+    const char *kind = a->value_kind;
+    uint32_t want = 8;
+    int dim;
+    *value = 0;
+    if ((dim = dimension_of(kind, "hidden_block_count")) >= 0) {
+        want = 4;
+        *value = config->grid[dim];
+    } else if ((dim = dimension_of(kind, "hidden_group_size")) >= 0) {
+        want = 2;
+        *value = d->workgroup_size[dim];
+    } else if ((dim = dimension_of(kind, "hidden_remainder")) >= 0) {
+        /* The last workgroup's size when the grid is not a whole number of workgroups;
+           devrt's grids count workgroups, so it is always 0. */
+        want = 2;
+        *value = d->grid_size[dim] % d->workgroup_size[dim];
+    } else if (!strcmp(kind, "hidden_grid_dims")) {
+        want = 2;
+        *value = d->dimensions;
+    } else if (!strcmp(kind, "hidden_queue_ptr")) {
+        /* The queue's own structure: code that traps or reads the dispatch's queue finds it
+           here on code object version 5 and later. */
+        *value = agent->queue_address;
+    } else if (!strcmp(kind, "hidden_dynamic_lds_size")) {
+        want = 4;
+    } else if (!strcmp(kind, "hidden_none")) {
+        want = a->size;
+    } else if (devrt_amdgpu_hidden_zero_reason(kind)) {
+        want = 8;
+    } else {
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i)
+            if (!strcmp(refused[i].kind, kind))
+                return devrt_fail(DEVRT_ERROR_LAUNCH,
+                                  "kernel %s needs %s (offset %u), which devrt does not "
+                                  "provide: %s",
+                                  k->name, kind, a->offset, refused[i].reason);
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s needs %s (offset %u), a hidden argument devrt does not know",
+                          k->name, kind, a->offset);
+    }
+    if (a->size != want)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: kernel %s: %s is %u bytes; the code object ABI makes it %u", path,
+                          k->name, kind, a->size, want);
+    return DEVRT_SUCCESS;
+}
+
+/* The kernel's descriptor, which the GPU reads, against the metadata, which devrt reads. */
+static int check_descriptor(const struct devrt_amdgpu_kernel *k, const char *path)
+{
+    if (!k->has_descriptor)
+        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: kernel %s has no kernel descriptor %s", path,
+                          k->name, k->symbol);
+    const struct {
+        const char *what;
+        uint32_t descriptor, metadata;
+    } sizes[] = {
+        {"kernarg segment", k->descriptor_kernarg_size, k->kernarg_segment_size},
+        {"group segment", k->descriptor_group_segment_fixed_size, k->group_segment_fixed_size},
+        {"private segment", k->descriptor_private_segment_fixed_size,
+         k->private_segment_fixed_size},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        if (sizes[i].descriptor != sizes[i].metadata)
+            return devrt_fail(DEVRT_ERROR_IMAGE,
+                              "%s: kernel %s: its descriptor's %s is %u bytes, its metadata's %u",
+                              path, k->name, sizes[i].what, sizes[i].descriptor, sizes[i].metadata);
+    return DEVRT_SUCCESS;
+}
+
+static int check_geometry(const struct devrt_amdgpu_kernel *k,
+                          const struct devrt_launch_config *config,
+                          const struct devrt_amdgpu_agent *agent)
+{
+    static const char axis[] = "xyz";
+    for (int d = 0; d < 3; ++d) {
+        if (!config->grid[d] || !config->block[d])
+            return devrt_fail(DEVRT_ERROR_LAUNCH,
+                              "grid and block sizes must be at least 1 in every dimension");
+        /* The AQL packet counts workitems in 32 bits per dimension. */
+        uint64_t workitems = (uint64_t)config->grid[d] * config->block[d];
+        if (workitems > UINT32_MAX)
+            return devrt_fail(DEVRT_ERROR_LAUNCH,
+                              "grid %c: %u workgroups of %u workitems is %llu workitems, more "
+                              "than the %u an AQL packet holds",
+                              axis[d], config->grid[d], config->block[d],
+                              (unsigned long long)workitems, UINT32_MAX);
+    }
+    uint64_t flat = (uint64_t)config->block[0] * config->block[1] * config->block[2];
+    if (flat > k->max_flat_workgroup_size)
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s takes workgroups of at most %u workitems, given %llu "
+                          "(%ux%ux%u)",
+                          k->name, k->max_flat_workgroup_size, (unsigned long long)flat,
+                          config->block[0], config->block[1], config->block[2]);
+    uint32_t lds =
+        agent->group_segment_limit ? agent->group_segment_limit : DEVRT_AMDGPU_GROUP_SEGMENT_LIMIT;
+    if (k->group_segment_fixed_size > lds)
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s needs %u bytes of LDS per workgroup, the GPU has %u", k->name,
+                          k->group_segment_fixed_size, lds);
+    return DEVRT_SUCCESS;
+}
+
+int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char *path,
+                               const struct devrt_amdgpu_agent *agent, const char *kernel,
+                               const struct devrt_launch_config *config,
+                               const struct devrt_arg *args, size_t arg_count,
+                               struct devrt_amdgpu_dispatch *d)
+{
+    memset(d, 0, sizeof *d);
+    if (!m || !path || !agent || !kernel || !config || (arg_count && !args))
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_amdgpu_dispatch_make: missing argument");
+    if (m->code_object_version < 4 || m->code_object_version > 6)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: code object version %u; devrt dispatches versions 4 to 6", path,
+                          m->code_object_version);
+    /* PAL's and Mesa's code objects share the machine but not the kernel ABI. */
+    if (m->os_abi != DEVRT_ELFOSABI_AMDGPU_HSA)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: ELF OS ABI %u, not the HSA runtime's (%u): built for PAL or Mesa?",
+                          path, m->os_abi, DEVRT_ELFOSABI_AMDGPU_HSA);
+    int status = agent->isa ? devrt_amdgpu_check_target(m, path, agent->isa) : DEVRT_SUCCESS;
+    if (status == DEVRT_SUCCESS)
+        status = devrt_check_code_object_arguments(m, path, kernel, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(m, kernel);
+    status = check_descriptor(k, path);
+    if (status == DEVRT_SUCCESS)
+        status = check_geometry(k, config, agent);
+    if (status != DEVRT_SUCCESS)
+        return status;
+
+    d->kernel = k;
+    d->dimensions = 1;
+    for (int dim = 0; dim < 3; ++dim) {
+        d->workgroup_size[dim] = (uint16_t)config->block[dim];
+        d->grid_size[dim] = config->grid[dim] * config->block[dim];
+        if (d->grid_size[dim] > 1)
+            d->dimensions = (uint16_t)(dim + 1);
+    }
+    d->group_segment_size = k->group_segment_fixed_size;
+    d->private_segment_size = k->private_segment_fixed_size;
+    if (k->uses_dynamic_stack)
+        d->private_segment_size += DEVRT_AMDGPU_DYNAMIC_STACK_BYTES;
+    d->kernarg_size = k->kernarg_segment_size;
+    d->kernarg_align = k->kernarg_segment_align;
+    d->kernarg = calloc(d->kernarg_size ? d->kernarg_size : 1, 1);
+    if (!d->kernarg)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's kernel arguments", kernel);
+
+    size_t given = 0;
+    for (size_t i = 0; i < k->arg_count && status == DEVRT_SUCCESS; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        unsigned char *at = d->kernarg + a->offset; /* in bounds: the reader checked */
+        if (!a->hidden) {
+            /* Sizes match (checked above); the value's first bytes are it, little-endian. */
+            if (strcmp(a->value_kind, "by_value") && strcmp(a->value_kind, "global_buffer"))
+                status = devrt_fail(DEVRT_ERROR_LAUNCH,
+                                    "kernel %s: argument %zu is a %s, which devrt does not pass",
+                                    k->name, given + 1, a->value_kind);
+            else
+                memcpy(at, &args[given].value, a->size);
+            given++;
+            continue;
+        }
+        uint64_t value;
+        status = hidden_value(k, a, d, config, agent, path, &value);
+        if (status == DEVRT_SUCCESS)
+            store(at, value, a->size < 8 ? a->size : 8);
+    }
+    if (status != DEVRT_SUCCESS)
+        devrt_amdgpu_dispatch_free(d);
+    return status;
+}
+
+void devrt_amdgpu_dispatch_free(struct devrt_amdgpu_dispatch *d)
+{
+    free(d->kernarg);
+    d->kernarg = NULL;
+}

@@ -1,0 +1,79 @@
+/*
+ * The dispatch of an amdgcn kernel as a function of the code object and the launch: the AQL
+ * packet's fields and the kernarg segment's bytes, computed without a GPU. The HSA backend
+ * copies them into a packet and a kernarg buffer; devrt-run --explain prints them; the tests
+ * compare them with llvm-readelf's reading of the same code object.
+ */
+#ifndef DEVRT_AMDGPU_DISPATCH_H
+#define DEVRT_AMDGPU_DISPATCH_H
+
+#include <stdint.h>
+
+#include <devrt/host.h>
+
+#include "amdgpu_metadata.h"
+
+/*
+ * Scratch bytes per workitem given to a kernel whose call stack has no bound known at compile
+ * time (.uses_dynamic_stack), beyond its fixed private segment: the default of LLVM's
+ * offload plugin (LIBOMPTARGET_STACK_SIZE), so a kernel that runs under OpenMP offload gets
+ * the same stack here.
+ */
+#define DEVRT_AMDGPU_DYNAMIC_STACK_BYTES 1024u
+
+/* LDS bytes per workgroup on every processor devrt supports (gfx9 to gfx12). */
+#define DEVRT_AMDGPU_GROUP_SEGMENT_LIMIT 65536u
+
+/* The GPU a dispatch is made for. */
+struct devrt_amdgpu_agent {
+    /* Its ISA as a target ID, with or without the triple: gfx1100, gfx90a:sramecc+:xnack-,
+       amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-. A feature it leaves out matches either. */
+    const char *isa;
+    uint32_t group_segment_limit; /* LDS bytes per workgroup; 0: the constant above */
+    /* The address of the hsa_queue_t the packet goes to, for kernels that list
+       hidden_queue_ptr; 0 where there is no queue (devrt-run --explain). */
+    uint64_t queue_address;
+};
+
+/* A hidden argument devrt fills with zero, and why (NULL for the ones it computes). */
+const char *devrt_amdgpu_hidden_zero_reason(const char *value_kind);
+
+struct devrt_amdgpu_dispatch {
+    const struct devrt_amdgpu_kernel *kernel; /* in the metadata the call was given */
+    uint16_t dimensions;                      /* 1 to 3: the packet's setup field */
+    uint16_t workgroup_size[3];
+    uint32_t grid_size[3]; /* workitems, as the AQL packet counts */
+    uint32_t private_segment_size;
+    uint32_t group_segment_size;
+    uint32_t kernarg_size;
+    uint32_t kernarg_align;
+    unsigned char *kernarg; /* kernarg_size bytes (at least 1 allocated), owned */
+};
+
+/*
+ * The dispatch of KERNEL from the code object METADATA describes (PATH names it in messages)
+ * on AGENT, with CONFIG's geometry (workgroups and workitems per workgroup) and ARGS. Fails,
+ * with the reason in devrt_last_error(), when:
+ *   DEVRT_ERROR_IMAGE          the image is for another GPU ("image is gfx90a:xnack-, GPU is
+ *                              gfx1100"), of a code object version other than 4 to 6, or its
+ *                              descriptor disagrees with its metadata;
+ *   DEVRT_ERROR_NO_KERNEL      it has no such kernel;
+ *   DEVRT_ERROR_ARGUMENTS      ARGS do not fit the kernel's parameters;
+ *   DEVRT_ERROR_LAUNCH         the geometry exceeds the kernel's or the GPU's limits, or the
+ *                              kernel needs a hidden argument devrt does not provide;
+ *   DEVRT_ERROR_OUT_OF_MEMORY.
+ * On success *DISPATCH holds the result; release it with devrt_amdgpu_dispatch_free.
+ */
+int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *metadata, const char *path,
+                               const struct devrt_amdgpu_agent *agent, const char *kernel,
+                               const struct devrt_launch_config *config,
+                               const struct devrt_arg *args, size_t arg_count,
+                               struct devrt_amdgpu_dispatch *dispatch);
+void devrt_amdgpu_dispatch_free(struct devrt_amdgpu_dispatch *dispatch);
+
+/* DEVRT_SUCCESS when an image of METADATA runs on a GPU of ISA, else DEVRT_ERROR_IMAGE
+   naming both. */
+int devrt_amdgpu_check_target(const struct devrt_amdgpu_metadata *metadata, const char *path,
+                              const char *isa);
+
+#endif
