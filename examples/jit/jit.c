@@ -292,11 +292,23 @@ static LLVMModuleRef build_kernel(LLVMContextRef ctx, LLVMTargetMachineRef tm,
     LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(m, layout); /* also where allocas live: amdgcn's private memory */
     LLVMDisposeTargetData(layout);
-    if (is_amdgcn(t)) /* what the host runtime loads: code object version 5, as clang says */
+    if (is_amdgcn(t)) { /* what the host runtime loads: code object version 5, as clang says */
         LLVMAddModuleFlag(
             m, LLVMModuleFlagBehaviorError, "amdhsa_code_object_version",
             strlen("amdhsa_code_object_version"),
             LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 500, false)));
+        /*
+         * The same version where devrt's grid functions read it (they read code object 5's
+         * block counts, and divide on 4). clang defines this in every amdgcn module it
+         * compiles; a front end without clang defines it itself, as for ROCm's libraries.
+         */
+        LLVMValueRef abi =
+            LLVMAddGlobalInAddressSpace(m, LLVMInt32TypeInContext(ctx), "__oclc_ABI_version", 4);
+        LLVMSetInitializer(abi, LLVMConstInt(LLVMInt32TypeInContext(ctx), 500, false));
+        LLVMSetGlobalConstant(abi, 1);
+        LLVMSetLinkage(abi, LLVMWeakODRLinkage);
+        LLVMSetVisibility(abi, LLVMHiddenVisibility);
+    }
 
     LLVMTypeRef void_ = LLVMVoidTypeInContext(ctx), i8 = LLVMInt8TypeInContext(ctx);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i64 = LLVMInt64TypeInContext(ctx);
