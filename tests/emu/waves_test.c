@@ -26,7 +26,7 @@
 #include "harness.h"
 
 /* Launches of the lock-step tests: the control must be caught within them. */
-#define LOCKSTEP_LAUNCHES 40u
+#define LOCKSTEP_LAUNCHES 20u
 #define LOCKSTEP_SEED 20261202u
 
 static const char *image;
@@ -173,7 +173,7 @@ static void test_printf_request(void)
 /* Returns the launch (from 1) at which slots were taken twice or never, 0 if none was. */
 static uint32_t lockstep(uint32_t reread)
 {
-    const uint32_t groups = 4, block = 64, n = groups * block;
+    const uint32_t groups = 2, block = 64, n = groups * block;
     if (open_device(64, DEVRT_EMU_SCHEDULE_RANDOM))
         exit(1);
     uint32_t *counter = devrt_mem_alloc(device, sizeof *counter);
