@@ -95,11 +95,16 @@
 #define DEVRT_SCOPE_SYSTEM 0
 #define devrt_atomic_load(p, order, scope) __atomic_load_n((p), (order))
 #define devrt_atomic_store(p, v, order, scope) __atomic_store_n((p), (v), (order))
-#define devrt_atomic_fetch_add(p, v, order, scope) __atomic_fetch_add((p), (v), (order))
-#define devrt_atomic_fetch_or(p, v, order, scope) __atomic_fetch_or((p), (v), (order))
-#define devrt_atomic_fetch_and(p, v, order, scope) __atomic_fetch_and((p), (v), (order))
+/* Read-modify-writes are counted (emu.h), so tests can see how many a wave issues. */
+#define devrt_atomic_fetch_add(p, v, order, scope)                                                 \
+    (DEVRT_EMU_COUNT_ATOMIC(), __atomic_fetch_add((p), (v), (order)))
+#define devrt_atomic_fetch_or(p, v, order, scope)                                                  \
+    (DEVRT_EMU_COUNT_ATOMIC(), __atomic_fetch_or((p), (v), (order)))
+#define devrt_atomic_fetch_and(p, v, order, scope)                                                 \
+    (DEVRT_EMU_COUNT_ATOMIC(), __atomic_fetch_and((p), (v), (order)))
 #define devrt_atomic_cas(p, expected, desired, order, scope)                                       \
-    __atomic_compare_exchange_n((p), (expected), (desired), false, (order), __ATOMIC_RELAXED)
+    (DEVRT_EMU_COUNT_ATOMIC(),                                                                     \
+     __atomic_compare_exchange_n((p), (expected), (desired), false, (order), __ATOMIC_RELAXED))
 #define devrt_atomic_fence(order, scope) devrt_arch_fence((order), (scope))
 #endif
 

@@ -1,7 +1,10 @@
 /*
- * Architecture layer for host emulation: lanes are host threads and a wave is one lane,
- * so every lane-mask operation is exact and trivially in sync. The launch geometry comes
- * from the devrt_emu_lane the runtime bound to this thread.
+ * Architecture layer for host emulation: lanes are host threads, and a wave is 1, 32 or 64
+ * of them, scheduled independently as on GPUs since Volta. Every lane-mask operation is a
+ * rendezvous the runtime arranges (host/backends/emu.c): the forms over an explicit mask
+ * meet exactly the live lanes of the mask; the others meet whichever lanes of the wave
+ * reach the same call site, which need not be every lane that could. The launch geometry
+ * comes from the devrt_emu_lane the runtime bound to this thread.
  */
 #ifndef DEVRT_ARCH_EMU_H
 #define DEVRT_ARCH_EMU_H
@@ -25,56 +28,76 @@
 
 extern _Thread_local struct devrt_emu_lane *devrt_emu_current_lane;
 
+/* Read-modify-write atomics of the device code, for tests that count them (emu.c). */
+extern uint64_t devrt_emu_atomic_count;
+#define DEVRT_EMU_COUNT_ATOMIC() __atomic_fetch_add(&devrt_emu_atomic_count, 1u, __ATOMIC_RELAXED)
+
+static inline struct devrt_emu_meeting devrt_emu_meet(uint64_t mask, bool predicate, uint32_t value)
+{
+    struct devrt_emu_lane *lane = devrt_emu_current_lane;
+    struct devrt_emu_meeting meeting = {1, predicate, value};
+    /* A wave of one lane always meets itself alone: no call, as fast as before waves. */
+    if (lane->wave_size > 1)
+        lane->meet(lane, mask, predicate, value, &meeting);
+    return meeting;
+}
+
 static inline uint32_t devrt_arch_wavefront_size(void)
 {
-    return 1;
+    return devrt_emu_current_lane->wave_size;
 }
 
 static inline uint32_t devrt_arch_lane_id(void)
 {
-    return 0;
+    return devrt_emu_current_lane->lane_id;
 }
 
 static inline uint64_t devrt_arch_ballot(bool predicate)
 {
-    return predicate ? 1u : 0u;
+    return devrt_emu_meet(0, predicate, 0).ballot;
 }
 
 static inline uint64_t devrt_arch_active_mask(void)
 {
-    return 1;
+    return devrt_emu_meet(0, false, 0).lanes;
 }
 
+/* Arithmetic on the mask alone: no other lane needs to take part. */
 static inline uint32_t devrt_arch_rank_in(uint64_t mask)
 {
-    (void)mask;
-    return 0;
+    uint64_t below = (1ull << devrt_arch_lane_id()) - 1;
+    return (uint32_t)__builtin_popcountll(mask & below);
 }
 
 static inline uint32_t devrt_arch_read_first(uint32_t value)
 {
-    return value;
+    return devrt_emu_meet(0, false, value).first;
 }
 
 static inline uint64_t devrt_arch_ballot_sync(uint64_t mask, bool predicate)
 {
-    return predicate ? mask & 1u : 0u;
+    return devrt_emu_meet(mask, predicate, 0).ballot;
 }
 
 static inline uint32_t devrt_arch_read_first_sync(uint64_t mask, uint32_t value)
 {
-    (void)mask;
-    return value;
+    return devrt_emu_meet(mask, false, value).first;
 }
 
 static inline void devrt_arch_sync_lanes(uint64_t mask)
 {
-    (void)mask;
+    devrt_emu_meet(mask, false, 0);
 }
 
-/* Lanes outnumber cores many times over: give the core to a lane that can progress. */
+/*
+ * Lanes outnumber cores many times over: give the core to a lane that can progress. The
+ * runtime learns that this lane waits, so its wave-mates stop waiting for it to meet them.
+ */
 static inline void devrt_arch_sleep(void)
 {
+    struct devrt_emu_lane *lane = devrt_emu_current_lane;
+    if (lane->wave_size > 1)
+        lane->sleep(lane);
     sched_yield();
 }
 

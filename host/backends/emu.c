@@ -1,10 +1,20 @@
 /*
  * The host-emulation backend: a kernel image is a shared object built from kernel C with
- * the device library compiled for the host (libdevrt_emu). Each lane is a host thread and
- * a wave is one lane; workgroups run side by side up to a bound on live threads.
+ * the device library compiled for the host (libdevrt_emu). Each lane is a host thread; a
+ * wave is 1, 32 or 64 of them, scheduled independently; workgroups run side by side up to
+ * a bound on live threads.
+ *
+ * Lanes of a wave meet at every lane-mask operation (device/arch/emu.h) in a gathering,
+ * under the wave's lock. A gathering over an explicit mask closes once every live lane of
+ * the mask is in it. A gathering where lanes take the active mask (implicitly) is keyed
+ * by the caller's whole call stack, the call site it would be once everything is inlined
+ * as on a GPU, and closes once every other live lane of the wave is held elsewhere (in
+ * another gathering, at the barrier, or sleeping in a poll): it never waits for a lane
+ * that cannot come. The random schedule also closes it early, with whoever is there.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <ffi.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -24,6 +34,13 @@
 /* Threads alive at once; whole workgroups are started until it is reached. */
 #define DEVRT_EMU_MAX_LANES 512u
 
+struct emu_device {
+    uint32_t wave_size;
+    uint32_t schedule; /* enum devrt_emu_schedule, never DEFAULT */
+    uint64_t seed;
+    uint64_t launches; /* so that each launch of the random schedule draws anew */
+};
+
 struct emu_module {
     void *handle;
     devrt_emu_enter_fn *enter;
@@ -37,9 +54,40 @@ struct emu_group {
     uint64_t generation;
 };
 
+/* Lanes of one wave meeting at one lane-mask operation. */
+struct emu_gathering {
+    struct emu_gathering *next; /* among the wave's open gatherings */
+    uint64_t site;              /* taking the active mask: the call stack's hash, else 0 */
+    uint64_t mask;              /* over an explicit mask: the mask, else 0 */
+    uint64_t present;
+    uint64_t ballot;
+    uint32_t first; /* the value of the lowest lane present */
+    uint32_t first_lane;
+    uint32_t readers; /* lanes present that have not yet taken the result */
+    bool closed;
+};
+
+struct emu_lane;
+
+/* Every field is under lock. Bits are lanes of the wave. */
+struct emu_wave {
+    pthread_mutex_t lock;
+    uint64_t live;       /* lanes that have not ended */
+    uint64_t waiting;    /* lanes held in a gathering or at the barrier */
+    uint64_t at_barrier; /* of those, the ones at the barrier */
+    uint64_t slept;      /* lanes that slept in a poll since they last met others */
+    struct emu_gathering *open;
+    uint64_t random; /* the random schedule's generator; 0 when converged */
+    struct emu_lane *lane[64];
+};
+
 struct emu_lane {
     struct devrt_emu_lane lane; /* first: the device sees only this part */
     struct emu_group *group;
+    struct emu_wave *wave;
+    pthread_cond_t woken; /* signalled when a gathering of this lane closes */
+    bool slept;           /* this lane's own copy of its bit in wave->slept */
+    uint64_t random;      /* for the random schedule's delays; 0 when converged */
     jmp_buf ended;
     void (*kernel)(void);
     ffi_cif *cif;
@@ -95,14 +143,81 @@ static int emu_write(devrt_device *device, void *dst, const void *src, size_t si
 
 static void *emu_alloc(devrt_device *device, size_t size, enum devrt_memory memory);
 
+/* An unsigned number from the environment; *value stays as it is when the variable is unset. */
+static int env_number(const char *name, uint64_t *value)
+{
+    const char *text = getenv(name);
+    if (!text || !*text)
+        return DEVRT_SUCCESS;
+    char *end;
+    errno = 0;
+    unsigned long long number = strtoull(text, &end, 0);
+    if (errno || *end || text[0] == '-')
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s=%s: not a number", name, text);
+    *value = number;
+    return DEVRT_SUCCESS;
+}
+
+/* The device options, else the environment (for programs that take no options), else 32 lanes,
+ * converged. */
+static int emu_configure(const struct devrt_device_options *options, struct emu_device *emu)
+{
+    uint64_t wave = options->emu_wave_size ? options->emu_wave_size : 32;
+    uint64_t seed = options->emu_seed ? options->emu_seed : 1;
+    emu->schedule = options->emu_schedule;
+    int status = DEVRT_SUCCESS;
+    if (!options->emu_wave_size)
+        status = env_number("DEVRT_EMU_WAVE", &wave);
+    if (status == DEVRT_SUCCESS && !options->emu_seed)
+        status = env_number("DEVRT_EMU_SEED", &seed);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    const char *schedule = getenv("DEVRT_EMU_SCHEDULE");
+    if (emu->schedule == DEVRT_EMU_SCHEDULE_DEFAULT && schedule && *schedule) {
+        if (!strcmp(schedule, "converged"))
+            emu->schedule = DEVRT_EMU_SCHEDULE_CONVERGED;
+        else if (!strcmp(schedule, "random"))
+            emu->schedule = DEVRT_EMU_SCHEDULE_RANDOM;
+        else
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "DEVRT_EMU_SCHEDULE=%s: expected converged or random", schedule);
+    }
+    if (emu->schedule == DEVRT_EMU_SCHEDULE_DEFAULT)
+        emu->schedule = DEVRT_EMU_SCHEDULE_CONVERGED;
+    if (emu->schedule > DEVRT_EMU_SCHEDULE_RANDOM)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "unknown emulation schedule %u",
+                          emu->schedule);
+    if (wave != 1 && wave != 32 && wave != 64)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "the emulation's waves are 1, 32 or 64 lanes wide, not %llu",
+                          (unsigned long long)wave);
+    emu->wave_size = (uint32_t)wave;
+    emu->seed = seed;
+    return DEVRT_SUCCESS;
+}
+
 static int emu_open(devrt_device *device, int index)
 {
     if (index != 0)
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the emulation backend has one device, 0");
-    device->wave_size = 1;
+    struct emu_device *emu = calloc(1, sizeof *emu);
+    if (!emu)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the device");
+    int status = emu_configure(&device->options, emu);
+    if (status != DEVRT_SUCCESS) {
+        free(emu);
+        return status;
+    }
+    device->wave_size = emu->wave_size;
     device->doorbell = emu_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (!device->doorbell)
+    if (!device->doorbell) {
+        free(emu);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the doorbell");
+    }
+    device->backend = emu;
+    /* The first backtrace loads the unwinder: here, once, rather than in racing lanes. */
+    void *frame;
+    backtrace(&frame, 1);
     return DEVRT_SUCCESS;
 }
 
@@ -117,6 +232,7 @@ static void emu_describe(const devrt_device *device, struct devrt_device_info *i
 static void emu_close(devrt_device *device)
 {
     free(device->doorbell);
+    free(device->backend);
 }
 
 static int emu_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
@@ -153,6 +269,166 @@ static void emu_unload(devrt_module *module)
     free(m);
 }
 
+static uint64_t next_random(uint64_t *state)
+{
+    /* xorshift64: enough to vary groupings, and reproducible from the seed. */
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return (x ^ (x >> 31)) | 1; /* never 0, the converged schedule's mark */
+}
+
+/*
+ * Where the caller takes the active mask: its whole call stack, hashed. Device functions
+ * are not inlined on the host as they are on a GPU, so lanes calling one function from
+ * different places would otherwise meet inside it and share a mask that their callers
+ * then use apart.
+ */
+static uint64_t call_site(void)
+{
+    void *frames[64];
+    int count = backtrace(frames, 64);
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (int i = 0; i < count; ++i)
+        hash = (hash ^ (uint64_t)(uintptr_t)frames[i]) * 0x100000001b3ull;
+    return hash | 1;
+}
+
+static bool can_close(const struct emu_wave *wave, const struct emu_gathering *gathering)
+{
+    uint64_t missing = wave->live & ~gathering->present;
+    if (gathering->mask)
+        return (missing & gathering->mask) == 0;
+    return (missing & ~(wave->waiting | wave->slept)) == 0;
+}
+
+static void close_gathering(struct emu_wave *wave, struct emu_gathering **link)
+{
+    struct emu_gathering *gathering = *link;
+    *link = gathering->next;
+    gathering->closed = true;
+    for (uint64_t lanes = gathering->present; lanes; lanes &= lanes - 1)
+        pthread_cond_signal(&wave->lane[__builtin_ctzll(lanes)]->woken);
+}
+
+/* After any change in the wave: close every gathering that waits for no one who can come. */
+static void settle(struct emu_wave *wave)
+{
+    for (struct emu_gathering **link = &wave->open; *link;) {
+        if (can_close(wave, *link))
+            close_gathering(wave, link);
+        else
+            link = &(*link)->next;
+    }
+}
+
+/*
+ * Every live lane waits in a gathering that cannot close: the lanes of some explicit mask
+ * wait for one another at different operations. A GPU would hang; say where, and stop.
+ */
+static void check_deadlock(struct emu_wave *wave, const struct emu_lane *lane)
+{
+    if (!wave->open || (wave->live & ~wave->waiting) || wave->at_barrier)
+        return;
+    uint64_t held = 0;
+    for (const struct emu_gathering *g = wave->open; g; g = g->next)
+        held |= g->present;
+    if (held != wave->live)
+        return; /* some lane has been let go and has not left yet */
+    fprintf(stderr,
+            "devrt emu: the lanes of a wave of workgroup (%u,%u,%u) wait for each other "
+            "forever:\n",
+            lane->lane.workgroup[0], lane->lane.workgroup[1], lane->lane.workgroup[2]);
+    for (const struct emu_gathering *g = wave->open; g; g = g->next)
+        fprintf(stderr, "  lanes %#llx wait over mask %#llx\n", (unsigned long long)g->present,
+                (unsigned long long)g->mask);
+    abort();
+}
+
+static void emu_meet(struct devrt_emu_lane *public_lane, uint64_t mask, int predicate,
+                     uint32_t value, struct devrt_emu_meeting *out)
+{
+    struct emu_lane *lane = (struct emu_lane *)public_lane;
+    struct emu_wave *wave = lane->wave;
+    uint32_t id = public_lane->lane_id;
+    uint64_t bit = 1ull << id;
+    if (mask && !(mask & bit)) {
+        fprintf(stderr,
+                "devrt emu: lane %u takes part in an operation over mask %#llx, which "
+                "does not name it\n",
+                id, (unsigned long long)mask);
+        abort();
+    }
+    uint64_t site = mask ? 0 : call_site();
+    /* Vary who arrives first. */
+    if (lane->random && next_random(&lane->random) & 1)
+        sched_yield();
+
+    pthread_mutex_lock(&wave->lock);
+    struct emu_gathering *gathering = wave->open;
+    while (gathering && (gathering->site != site || gathering->mask != mask))
+        gathering = gathering->next;
+    if (!gathering) {
+        gathering = calloc(1, sizeof *gathering);
+        if (!gathering) {
+            fprintf(stderr, "devrt emu: no memory for lanes to meet\n");
+            abort();
+        }
+        gathering->site = site;
+        gathering->mask = mask;
+        gathering->first_lane = UINT32_MAX;
+        gathering->next = wave->open;
+        wave->open = gathering;
+    }
+    gathering->present |= bit;
+    gathering->readers++;
+    if (predicate)
+        gathering->ballot |= bit;
+    if (id < gathering->first_lane) {
+        gathering->first_lane = id;
+        gathering->first = value;
+    }
+    wave->waiting |= bit;
+    wave->slept &= ~bit;
+    lane->slept = false;
+    if (!mask && wave->random && next_random(&wave->random) % 4 == 0) {
+        struct emu_gathering **link = &wave->open;
+        while (*link != gathering)
+            link = &(*link)->next;
+        close_gathering(wave, link);
+    }
+    settle(wave);
+    check_deadlock(wave, lane);
+    while (!gathering->closed)
+        pthread_cond_wait(&lane->woken, &wave->lock);
+    *out = (struct devrt_emu_meeting){gathering->present, gathering->ballot, gathering->first};
+    wave->waiting &= ~bit;
+    if (--gathering->readers == 0)
+        free(gathering);
+    pthread_mutex_unlock(&wave->lock);
+}
+
+static void emu_sleep(struct devrt_emu_lane *public_lane)
+{
+    struct emu_lane *lane = (struct emu_lane *)public_lane;
+    if (lane->slept)
+        return; /* the wave knows already */
+    struct emu_wave *wave = lane->wave;
+    pthread_mutex_lock(&wave->lock);
+    wave->slept |= 1ull << public_lane->lane_id;
+    lane->slept = true;
+    settle(wave);
+    pthread_mutex_unlock(&wave->lock);
+}
+
 static void release_barrier(struct emu_group *group)
 {
     group->arrived = 0;
@@ -160,10 +436,29 @@ static void release_barrier(struct emu_group *group)
     pthread_cond_broadcast(&group->released);
 }
 
+/* Whether the lane is held at the barrier, for the gatherings of its wave-mates. */
+static void mark_barrier(struct emu_lane *lane, bool held)
+{
+    struct emu_wave *wave = lane->wave;
+    uint64_t bit = 1ull << lane->lane.lane_id;
+    pthread_mutex_lock(&wave->lock);
+    if (held) {
+        wave->waiting |= bit;
+        wave->at_barrier |= bit;
+        settle(wave);
+    } else {
+        wave->waiting &= ~bit;
+        wave->at_barrier &= ~bit;
+    }
+    pthread_mutex_unlock(&wave->lock);
+}
+
 /* A workgroup barrier that lanes which have ended no longer hold up. */
 static void emu_barrier(struct devrt_emu_lane *public_lane)
 {
-    struct emu_group *group = ((struct emu_lane *)public_lane)->group;
+    struct emu_lane *lane = (struct emu_lane *)public_lane;
+    struct emu_group *group = lane->group;
+    mark_barrier(lane, true);
     pthread_mutex_lock(&group->lock);
     uint64_t generation = group->generation;
     if (++group->arrived == group->live)
@@ -172,6 +467,7 @@ static void emu_barrier(struct devrt_emu_lane *public_lane)
         while (generation == group->generation)
             pthread_cond_wait(&group->released, &group->lock);
     pthread_mutex_unlock(&group->lock);
+    mark_barrier(lane, false);
 }
 
 __attribute__((noreturn)) static void emu_end_wave(struct devrt_emu_lane *public_lane)
@@ -179,8 +475,19 @@ __attribute__((noreturn)) static void emu_end_wave(struct devrt_emu_lane *public
     longjmp(((struct emu_lane *)public_lane)->ended, 1);
 }
 
-static void lane_ended(struct emu_group *group)
+/* The lane has ended (or never started): it leaves every later gathering and barrier. */
+static void lane_ended(struct emu_lane *lane)
 {
+    struct emu_wave *wave = lane->wave;
+    uint64_t bit = 1ull << lane->lane.lane_id;
+    pthread_mutex_lock(&wave->lock);
+    wave->live &= ~bit;
+    wave->slept &= ~bit;
+    settle(wave);
+    check_deadlock(wave, lane);
+    pthread_mutex_unlock(&wave->lock);
+
+    struct emu_group *group = lane->group;
     pthread_mutex_lock(&group->lock);
     group->live--;
     if (group->arrived && group->arrived == group->live)
@@ -194,7 +501,7 @@ static void *lane_main(void *arg)
     lane->enter(&lane->lane);
     if (setjmp(lane->ended) == 0)
         ffi_call(lane->cif, lane->kernel, NULL, lane->values);
-    lane_ended(lane->group);
+    lane_ended(lane);
     return NULL;
 }
 
@@ -217,51 +524,89 @@ static uint64_t count3(const uint32_t v[3])
     return (uint64_t)v[0] * v[1] * v[2];
 }
 
+/* The lanes of a launch, a batch of workgroups at a time. */
+struct emu_batch {
+    struct emu_lane *lanes;
+    struct emu_group *groups;
+    struct emu_wave *waves;
+    pthread_t *threads;
+    uint32_t waves_per_group;
+    uint32_t wave_size;
+    uint64_t random_seed; /* 0: converged */
+};
+
 /* Run `count` workgroups from `first` on, each lane a thread; wait for all of them. */
-static int run_groups(struct emu_lane *lanes, struct emu_group *groups, pthread_t *threads,
-                      const struct emu_lane *proto, const struct devrt_launch_config *config,
-                      uint64_t first, uint64_t count)
+static int run_groups(const struct emu_batch *batch, const struct emu_lane *proto,
+                      const struct devrt_launch_config *config, uint64_t first, uint64_t count)
 {
     uint32_t block = (uint32_t)count3(config->block);
+    uint32_t width = batch->wave_size;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1u << 20);
     size_t started = 0;
     int status = DEVRT_SUCCESS;
-    for (uint64_t g = 0; g < count && status == DEVRT_SUCCESS; ++g) {
+    for (uint64_t g = 0; g < count; ++g) {
         uint64_t flat = first + g;
-        struct emu_group *group = &groups[g];
+        struct emu_group *group = &batch->groups[g];
         pthread_mutex_init(&group->lock, NULL);
         pthread_cond_init(&group->released, NULL);
         group->live = block;
         group->arrived = 0;
         group->generation = 0;
+        for (uint32_t w = 0; w < batch->waves_per_group; ++w) {
+            struct emu_wave *wave = &batch->waves[g * batch->waves_per_group + w];
+            memset(wave, 0, sizeof *wave);
+            pthread_mutex_init(&wave->lock, NULL);
+            uint32_t lanes = block - w * width < width ? block - w * width : width;
+            wave->live = lanes == 64 ? ~0ull : (1ull << lanes) - 1;
+            if (batch->random_seed)
+                wave->random = mix(batch->random_seed ^ (flat * batch->waves_per_group + w));
+        }
+        /* Every lane of the group is known to its wave before any of them runs. */
         for (uint32_t i = 0; i < block; ++i) {
-            struct emu_lane *lane = &lanes[g * block + i];
+            struct emu_lane *lane = &batch->lanes[g * block + i];
             *lane = *proto;
             lane->group = group;
+            lane->wave = &batch->waves[g * batch->waves_per_group + i / width];
+            lane->wave->lane[i % width] = lane;
+            lane->lane.wave_size = width;
+            lane->lane.lane_id = i % width;
+            pthread_cond_init(&lane->woken, NULL);
+            if (batch->random_seed)
+                lane->random = mix(batch->random_seed ^ ~(flat * block + i));
             lane->lane.workgroup[0] = (uint32_t)(flat % config->grid[0]);
             lane->lane.workgroup[1] = (uint32_t)(flat / config->grid[0] % config->grid[1]);
             lane->lane.workgroup[2] = (uint32_t)(flat / config->grid[0] / config->grid[1]);
             lane->lane.workitem[0] = i % config->block[0];
             lane->lane.workitem[1] = i / config->block[0] % config->block[1];
             lane->lane.workitem[2] = i / config->block[0] / config->block[1];
-            if (pthread_create(&threads[started], &attr, lane_main, lane) != 0) {
-                /* Lanes that never start must not hold up the barrier of those that did. */
-                for (uint32_t rest = i; rest < block; ++rest)
-                    lane_ended(group);
+        }
+    }
+    for (uint64_t g = 0; g < count; ++g) {
+        for (uint32_t i = 0; i < block; ++i) {
+            struct emu_lane *lane = &batch->lanes[g * block + i];
+            if (status != DEVRT_SUCCESS) {
+                /* Lanes that never start must not hold up those that did. */
+                lane_ended(lane);
+            } else if (pthread_create(&batch->threads[started], &attr, lane_main, lane) != 0) {
                 status = devrt_fail(DEVRT_ERROR_LAUNCH, "cannot start lane thread %zu", started);
-                break;
+                lane_ended(lane);
+            } else {
+                started++;
             }
-            started++;
         }
     }
     for (size_t i = 0; i < started; ++i)
-        pthread_join(threads[i], NULL);
+        pthread_join(batch->threads[i], NULL);
     pthread_attr_destroy(&attr);
     for (uint64_t g = 0; g < count; ++g) {
-        pthread_mutex_destroy(&groups[g].lock);
-        pthread_cond_destroy(&groups[g].released);
+        pthread_mutex_destroy(&batch->groups[g].lock);
+        pthread_cond_destroy(&batch->groups[g].released);
+        for (uint32_t w = 0; w < batch->waves_per_group; ++w)
+            pthread_mutex_destroy(&batch->waves[g * batch->waves_per_group + w].lock);
+        for (uint32_t i = 0; i < block; ++i)
+            pthread_cond_destroy(&batch->lanes[g * block + i].woken);
     }
     return status;
 }
@@ -314,11 +659,14 @@ static int emu_launch(devrt_module *module, const char *kernel,
         return devrt_fail(DEVRT_ERROR_LAUNCH, "cannot prepare a call with %zu arguments",
                           arg_count);
 
+    struct emu_device *emu = module->device->backend;
     struct emu_lane proto = {
         .lane = {.workgroup_size = {config->block[0], config->block[1], config->block[2]},
                  .num_workgroups = {config->grid[0], config->grid[1], config->grid[2]},
                  .barrier = emu_barrier,
-                 .end_wave = emu_end_wave},
+                 .end_wave = emu_end_wave,
+                 .meet = emu_meet,
+                 .sleep = emu_sleep},
         .kernel = fn,
         .cif = &cif,
         .values = values,
@@ -329,19 +677,29 @@ static int emu_launch(devrt_module *module, const char *kernel,
     uint64_t per_batch = block >= DEVRT_EMU_MAX_LANES ? 1 : DEVRT_EMU_MAX_LANES / block;
     if (per_batch > groups_total)
         per_batch = groups_total;
-    struct emu_lane *lanes = calloc(per_batch * block, sizeof *lanes);
-    struct emu_group *groups = calloc(per_batch, sizeof *groups);
-    pthread_t *threads = calloc(per_batch * block, sizeof *threads);
-    if (!lanes || !groups || !threads)
+    uint64_t launch = __atomic_fetch_add(&emu->launches, 1u, __ATOMIC_RELAXED);
+    struct emu_batch batch = {
+        .waves_per_group = (uint32_t)((block + emu->wave_size - 1) / emu->wave_size),
+        .wave_size = emu->wave_size,
+        .random_seed = emu->schedule == DEVRT_EMU_SCHEDULE_RANDOM
+                           ? mix(emu->seed * 0x9e3779b97f4a7c15ull + launch)
+                           : 0,
+    };
+    batch.lanes = calloc(per_batch * block, sizeof *batch.lanes);
+    batch.groups = calloc(per_batch, sizeof *batch.groups);
+    batch.waves = calloc(per_batch * batch.waves_per_group, sizeof *batch.waves);
+    batch.threads = calloc(per_batch * block, sizeof *batch.threads);
+    if (!batch.lanes || !batch.groups || !batch.waves || !batch.threads)
         status = devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %llu lanes",
                             (unsigned long long)(per_batch * block));
     for (uint64_t first = 0; status == DEVRT_SUCCESS && first < groups_total; first += per_batch) {
         uint64_t count = groups_total - first < per_batch ? groups_total - first : per_batch;
-        status = run_groups(lanes, groups, threads, &proto, config, first, count);
+        status = run_groups(&batch, &proto, config, first, count);
     }
-    free(lanes);
-    free(groups);
-    free(threads);
+    free(batch.lanes);
+    free(batch.groups);
+    free(batch.waves);
+    free(batch.threads);
     return status;
 }
 

@@ -79,6 +79,7 @@ int devrt_device_open(enum devrt_backend backend, int index,
         device->rpc_ports = options->rpc_ports;
         device->heap_initial_bytes = options->heap_initial_bytes;
         device->heap_max_bytes = options->heap_max_bytes;
+        device->options = *options;
     }
     int status = ops->open(device, index);
     if (status != DEVRT_SUCCESS) {

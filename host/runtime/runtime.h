@@ -77,6 +77,7 @@ struct devrt_device {
     uint32_t wave_size;
     size_t rpc_ports;
     size_t heap_initial_bytes, heap_max_bytes;
+    struct devrt_device_options options; /* as devrt_device_open was given them */
     struct devrt_rpc_doorbell *doorbell; /* host-visible, shared by the device's channels */
     struct devrt_server server;
 };

@@ -1,13 +1,24 @@
 /*
  * The host-emulation ABI: how the emulation backend of the host runtime runs a kernel
  * image (a shared object built from kernel C with the device library compiled for the
- * host). Each lane is a host thread; a wave is one lane wide. The runtime hands each lane
- * thread a devrt_emu_lane before it calls the kernel function.
+ * host). Each lane is a host thread; a wave is 1, 32 or 64 of them, scheduled independently
+ * (docs/runtime.md). The runtime hands each lane thread a devrt_emu_lane before it calls the
+ * kernel function.
  */
 #ifndef DEVRT_EMU_H
 #define DEVRT_EMU_H
 
 #include <stdint.h>
+
+/*
+ * What a rendezvous of lanes of one wave gives each of them: who met, the ballot of their
+ * predicates, and the value of the lowest of them.
+ */
+struct devrt_emu_meeting {
+    uint64_t lanes;
+    uint64_t ballot;
+    uint32_t first;
+};
 
 struct devrt_emu_lane {
     uint32_t workitem[3];
@@ -17,6 +28,16 @@ struct devrt_emu_lane {
     void *runtime; /* the launch's own bookkeeping; device code does not look inside */
     void (*barrier)(struct devrt_emu_lane *lane);
     __attribute__((noreturn)) void (*end_wave)(struct devrt_emu_lane *lane);
+    uint32_t wave_size;
+    uint32_t lane_id; /* within the wave */
+    /*
+     * Meet lanes of the wave: exactly the live lanes of MASK, or with MASK 0 whichever lanes
+     * of the wave reach the caller's call site (its whole call stack) together.
+     */
+    void (*meet)(struct devrt_emu_lane *lane, uint64_t mask, int predicate, uint32_t value,
+                 struct devrt_emu_meeting *out);
+    /* The lane waits for something other lanes or the host will do (devrt_arch_sleep). */
+    void (*sleep)(struct devrt_emu_lane *lane);
 };
 
 /*

@@ -93,6 +93,24 @@ struct devrt_device_options {
     size_t rpc_ports;          /* 0: the backend's default */
     size_t heap_initial_bytes; /* reserved for each module's heap at load; 0: 4 MiB */
     size_t heap_max_bytes;     /* the most a module's heap grows to; 0: 256 MiB */
+    /*
+     * The emulation backend's waves (docs/runtime.md); other backends ignore these.
+     * emu_wave_size: 1, 32 or 64 lanes; 0: $DEVRT_EMU_WAVE, else 32.
+     * emu_schedule: how lanes meet where they take the active mask; 0: $DEVRT_EMU_SCHEDULE
+     * ("converged" or "random"), else converged.
+     * emu_seed: the random schedule's seed; 0: $DEVRT_EMU_SEED, else 1.
+     */
+    uint32_t emu_wave_size;
+    uint32_t emu_schedule; /* enum devrt_emu_schedule */
+    uint64_t emu_seed;
+};
+
+enum devrt_emu_schedule {
+    DEVRT_EMU_SCHEDULE_DEFAULT = 0,
+    /* Lanes wait for every live lane of the wave that is not held up elsewhere. */
+    DEVRT_EMU_SCHEDULE_CONVERGED,
+    /* As converged, but gatherings also close early, at random, with whoever is there. */
+    DEVRT_EMU_SCHEDULE_RANDOM
 };
 
 struct devrt_heap_stats {

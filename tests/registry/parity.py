@@ -3,7 +3,9 @@
 
 Reads CTest's list of tests (`ctest --show-only=json-v1`, from a build directory or a
 file) and compares the names under each backend's prefix: emu.<group>.<test> must have
-hardware.<group>.<test> and nvptx.<group>.<test> beside it, and the other way round.
+hardware.<group>.<test> and nvptx.<group>.<test> beside it, and the other way round. The
+emulation's other wave widths count as backends of their own (emu64.<group>.<test>, the
+same tests in 64-lane waves), so a test cannot run at one width and not the other.
 Tests only the host can run are named unit.*, not emu.*. Exit codes: 0 the same,
 1 they differ (each difference named), 2 the list could not be read.
 """
@@ -12,7 +14,7 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("emu", "hardware", "nvptx")
+BACKENDS = ("emu", "emu64", "hardware", "nvptx")
 
 
 def read_tests(args):
@@ -32,7 +34,7 @@ def main():
     source.add_argument("--json", help="a file written by ctest --show-only=json-v1")
     parser.add_argument("--ctest", default="ctest", help="the ctest to ask")
     parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="the backends that must agree (default: all three)")
+                        help="the backends that must agree (default: all four)")
     args = parser.parse_args()
     try:
         listing = read_tests(args)

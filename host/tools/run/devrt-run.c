@@ -26,11 +26,12 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [-- ARG...]\n"
+    "                 [--backend hsa|emu|cuda] [--wave 1|32|64] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
     "       devrt-run --list\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
+    "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
     "  parameters, where the image records them, are refused before the kernel runs.\n"
@@ -300,8 +301,8 @@ static int list_devices(void)
 
 /* Everything after the command line: check, open, load, launch. Returns the exit status. */
 static int run(const char *image, const char *kernel, enum devrt_backend backend,
-               const struct devrt_launch_config *config, struct devrt_arg *args,
-               const size_t *buffers, size_t arg_count)
+               const struct devrt_device_options *options, const struct devrt_launch_config *config,
+               struct devrt_arg *args, const size_t *buffers, size_t arg_count)
 {
     /* Before the device: a missing file or wrong arguments need no GPU to be told. */
     if (devrt_image_check_args(image, backend, kernel, args, arg_count) != DEVRT_SUCCESS) {
@@ -318,7 +319,7 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
     }
 
     devrt_device *device;
-    if (devrt_device_open(backend, 0, NULL, &device) != DEVRT_SUCCESS) {
+    if (devrt_device_open(backend, 0, options, &device) != DEVRT_SUCCESS) {
         fprintf(stderr, "devrt-run: %s backend: %s\n", devrt_backend_name(backend),
                 devrt_last_error());
         return 2;
@@ -361,6 +362,7 @@ int main(int argc, char **argv)
     bool explaining = false, json = false;
     struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
+    struct devrt_device_options options = {0};
     int first_arg = argc;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
@@ -396,6 +398,11 @@ int main(int argc, char **argv)
                 backend = DEVRT_BACKEND_CUDA;
             else
                 return bad_usage("unknown backend", b);
+        } else if (!strcmp(a, "--wave")) {
+            const char *w = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))
+                return bad_usage("expected 1, 32 or 64 after --wave, not", w);
+            options.emu_wave_size = (uint32_t)atoi(w);
         } else if (a[0] == '-') {
             return bad_usage("unknown option", a);
         } else if (!image) {
@@ -425,7 +432,7 @@ int main(int argc, char **argv)
     if (!exit_code && explaining)
         exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
     else if (!exit_code)
-        exit_code = run(image, kernel, backend, &config, args, buffers, arg_count);
+        exit_code = run(image, kernel, backend, &options, &config, args, buffers, arg_count);
     free(args);
     free(buffers);
     return exit_code;

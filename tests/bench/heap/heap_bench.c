@@ -48,8 +48,10 @@ int main(int argc, char **argv)
     devrt_heap_stats(module, &stats);
     printf("\nfailed allocations: %u; bytes in use at the end: %llu; slabs: %u\n", *failures,
            (unsigned long long)stats.bytes_in_use, stats.slabs);
+    /* Read before the free: the memory is gone after it. */
+    int status = *failures != 0;
     devrt_mem_free(device, failures);
     devrt_module_unload(module);
     devrt_device_close(device);
-    return *failures != 0;
+    return status;
 }
