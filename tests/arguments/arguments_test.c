@@ -5,7 +5,8 @@
  *
  *   arguments_test rpc RPC_HSACO           tests/kernels/rpc.c's code object, read back
  *   arguments_test kernels HSACO WAVE      tests/arguments/kernels.c's, of that wave size
- *   arguments_test corrupt HSACO           truncated and altered copies: an error, no crash
+ *   arguments_test corrupt HSACO [STEP]    truncated and altered copies: an error, no crash;
+ *                                          STEP > 1 tries every STEP-th length and byte
  *   arguments_test launch RPC_SO           devrt_launch refuses what does not fit
  *
  * Exits 0 when the test holds, 1 when it does not.
@@ -187,7 +188,7 @@ static int outcome(const char *image, size_t size, const char *what)
     return status;
 }
 
-static void test_corrupt(const char *path)
+static void test_corrupt(const char *path, size_t step)
 {
     size_t size;
     char *image = read_file(path, &size);
@@ -206,7 +207,7 @@ static void test_corrupt(const char *path)
 
     /* Every length short of the whole: the header, the sections, the note cut anywhere. */
     size_t refused = 0, tried = 0;
-    for (size_t length = 0; length < size; length += length < 4096 ? 1 : 7, ++tried) {
+    for (size_t length = 0; length < size; length += (length < 4096 ? 1 : 7) * step, ++tried) {
         memcpy(copy, image, length);
         refused += outcome(copy, length, "a truncated image") != DEVRT_SUCCESS;
     }
@@ -220,7 +221,7 @@ static void test_corrupt(const char *path)
     static const unsigned char values[] = {0x00, 0xff, 0x7f, 0x80, 0xc0, 0xc1,
                                            0xcf, 0xdc, 0xdd, 0xde, 0xdf, 0xa0};
     tried = refused = 0;
-    for (size_t i = 0; i < size; i += i < 8192 ? 1 : 16)
+    for (size_t i = 0; i < size; i += (i < 8192 ? 1 : 16) * step)
         for (size_t v = 0; v < sizeof values; ++v, ++tried) {
             memcpy(copy, image, size);
             copy[i] = (char)values[v];
@@ -290,7 +291,7 @@ static void test_launch(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: arguments_test rpc|kernels|corrupt|launch IMAGE [WAVE]\n");
+        fprintf(stderr, "usage: arguments_test rpc|kernels|corrupt|launch IMAGE [WAVE|STEP]\n");
         return 1;
     }
     const char *test = argv[1], *path = argv[2];
@@ -299,7 +300,7 @@ int main(int argc, char **argv)
     else if (!strcmp(test, "kernels") && argc == 4)
         test_kernels(path, (uint32_t)atoi(argv[3]));
     else if (!strcmp(test, "corrupt"))
-        test_corrupt(path);
+        test_corrupt(path, argc == 4 && atoi(argv[3]) > 1 ? (size_t)atoi(argv[3]) : 1);
     else if (!strcmp(test, "launch"))
         test_launch(path);
     else {
