@@ -97,14 +97,19 @@ static bool is_amdgcn(const struct target *t)
     return strcmp(t->triple, AMDGCN) == 0;
 }
 
+static void report(const char *format, va_list args)
+{
+    fputs("jit: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+}
+
 /* Errors end the program; the operating system takes back what LLVM allocated. */
 static _Noreturn void fail(int code, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    fputs("jit: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
+    report(format, args);
     va_end(args);
     exit(code);
 }
@@ -127,9 +132,7 @@ static _Noreturn void usage_error(const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    fputs("jit: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
+    report(format, args);
     va_end(args);
     print_usage(stderr);
     exit(EXIT_USAGE);
