@@ -123,6 +123,39 @@ int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *
     return DEVRT_SUCCESS;
 }
 
+int devrt_device_image_path(const devrt_device *device, const char *pattern, char *path,
+                            size_t size)
+{
+    static const char token[] = "{target}";
+    struct devrt_device_info info;
+    if (!pattern || !path || devrt_device_get_info(device, &info) != DEVRT_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_device_image_path: missing argument");
+    /* The processor is the name's first word, before a target ID's features or a GPU's name. */
+    size_t processor = strcspn(info.name, ": ");
+    size_t used = 0;
+    for (const char *p = pattern; *p;) {
+        const char *piece = p;
+        size_t length = 1;
+        if (!strncmp(p, token, sizeof token - 1)) {
+            piece = info.name;
+            length = processor;
+            p += sizeof token - 1;
+        } else {
+            ++p;
+        }
+        if (used + length >= size)
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s: the path for %.*s is too long",
+                              pattern, (int)processor, info.name);
+        memcpy(path + used, piece, length);
+        used += length;
+    }
+    if (size == 0)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s: no room for the path", pattern);
+    path[used] = '\0';
+    return DEVRT_SUCCESS;
+}
+
 void *devrt_mem_alloc(devrt_device *device, size_t size)
 {
     if (!device || size == 0)

@@ -142,6 +142,16 @@ struct devrt_device_info {
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info);
 const char *devrt_backend_name(enum devrt_backend backend);
 
+/*
+ * PATTERN with each "{target}" replaced by the device's processor: gfx90a on HSA (its target
+ * ID without the features), sm_90 on CUDA, host on the emulation. A build that makes one
+ * code object per GPU (kernels.gfx90a.hsaco, kernels.gfx1100.hsaco, ...) then names the one
+ * for whichever GPU is there with one path: kernels.{target}.hsaco. Returns DEVRT_SUCCESS,
+ * or DEVRT_ERROR_INVALID_ARGUMENT when the path does not fit SIZE bytes.
+ */
+int devrt_device_image_path(const devrt_device *device, const char *pattern, char *path,
+                            size_t size);
+
 /* The backend an image needs, from its contents; DEVRT_BACKEND_AUTO if unknown. */
 enum devrt_backend devrt_image_backend(const char *path);
 

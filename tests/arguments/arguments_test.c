@@ -288,10 +288,49 @@ static void test_launch(const char *path)
     devrt_device_close(device);
 }
 
+/*
+ * devrt_device_image_path on the emulation, whose processor is "host": PATTERN names a copy
+ * of an image as <name>.{target}.so, which harness_open must find and load.
+ */
+static void test_image_path(const char *pattern)
+{
+    devrt_device *device;
+    devrt_module *module;
+    if (harness_open(DEVRT_BACKEND_EMU, NULL, pattern, &device, &module))
+        exit(1);
+    char path[32];
+    struct {
+        const char *pattern, *path;
+        size_t size;
+    } cases[] = {
+        {"k.{target}.hsaco", "k.host.hsaco", sizeof path},
+        {"{target}/{target}", "host/host", sizeof path},
+        {"k.{targ}.hsaco", "k.{targ}.hsaco", sizeof path},
+        {"{target}", "host", 5}, /* exactly fits, with its terminator */
+        {"{target}", NULL, 4},
+        {"kernels", NULL, 7},
+        {"", "", 1},
+        {"", NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        memset(path, 'x', sizeof path);
+        int status = devrt_device_image_path(device, cases[i].pattern, path, cases[i].size);
+        if (cases[i].path)
+            CHECK(status == DEVRT_SUCCESS && !strcmp(path, cases[i].path), "%s: %s, %.32s",
+                  cases[i].pattern, devrt_status_string(status), path);
+        else
+            CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT, "%s in %zu bytes: %s", cases[i].pattern,
+                  cases[i].size, devrt_status_string(status));
+    }
+    devrt_module_unload(module);
+    devrt_device_close(device);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: arguments_test rpc|kernels|corrupt|launch IMAGE [WAVE|STEP]\n");
+        fprintf(stderr,
+                "usage: arguments_test rpc|kernels|corrupt|launch|image_path IMAGE [WAVE|STEP]\n");
         return 1;
     }
     const char *test = argv[1], *path = argv[2];
@@ -303,6 +342,8 @@ int main(int argc, char **argv)
         test_corrupt(path, argc == 4 && atoi(argv[3]) > 1 ? (size_t)atoi(argv[3]) : 1);
     else if (!strcmp(test, "launch"))
         test_launch(path);
+    else if (!strcmp(test, "image_path"))
+        test_image_path(path);
     else {
         fprintf(stderr, "arguments_test: unknown test %s\n", test);
         return 1;

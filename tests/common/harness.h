@@ -38,8 +38,19 @@ static inline enum devrt_backend harness_backend(const char *name)
 }
 
 /*
- * Open device 0 of the backend and load the image. Returns 0, or the status the program
- * must exit with: HARNESS_SKIP when the backend has no device, 1 on any other failure.
+ * Load IMAGE, whose path may name the GPU's processor as {target}: the hardware tests build
+ * one code object per gfx target and load the GPU's own (devrt_device_image_path).
+ */
+static inline int harness_load(devrt_device *device, const char *image, devrt_module **module)
+{
+    char path[4096];
+    int status = devrt_device_image_path(device, image, path, sizeof path);
+    return status == DEVRT_SUCCESS ? devrt_module_load(device, path, module) : status;
+}
+
+/*
+ * Open device 0 of the backend and load the image (harness_load). Returns 0, or the status the
+ * program must exit with: HARNESS_SKIP when the backend has no device, 1 on any other failure.
  */
 static inline int harness_open(enum devrt_backend backend,
                                const struct devrt_device_options *options, const char *image,
@@ -55,7 +66,7 @@ static inline int harness_open(enum devrt_backend backend,
                 devrt_last_error());
         return 1;
     }
-    if (module && devrt_module_load(*device, image, module) != DEVRT_SUCCESS) {
+    if (module && harness_load(*device, image, module) != DEVRT_SUCCESS) {
         fprintf(stderr, "cannot load %s: %s\n", image, devrt_last_error());
         devrt_device_close(*device);
         return 1;

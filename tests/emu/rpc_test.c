@@ -234,7 +234,7 @@ int main(int argc, char **argv)
     if (exit_code)
         return exit_code;
     const char *test = argv[2];
-    int status = devrt_module_load(device, argv[1], &module);
+    int status = harness_load(device, argv[1], &module);
     if (!strcmp(test, "abi_mismatch")) {
         CHECK(status == DEVRT_ERROR_ABI_MISMATCH, "status %d", status);
         CHECK(strstr(devrt_last_error(), "ABI version 99") != NULL, "message: %s",

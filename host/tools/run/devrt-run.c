@@ -31,6 +31,8 @@ static const char usage[] =
     "                 [-- ARG...]\n"
     "       devrt-run --list\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
+    "  {target} in IMAGE stands for the GPU's processor (gfx90a, sm_90, host), so that one\n"
+    "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
@@ -304,8 +306,14 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
                const struct devrt_device_options *options, const struct devrt_launch_config *config,
                struct devrt_arg *args, const size_t *buffers, size_t arg_count)
 {
+    /* An image per GPU (kernels.{target}.hsaco) is known once the device is open. */
+    bool per_target = strstr(image, "{target}") != NULL;
+    if (per_target && backend == DEVRT_BACKEND_AUTO) {
+        fprintf(stderr, "devrt-run: %s names {target}: say which backend with --backend\n", image);
+        return 2;
+    }
     /* Before the device: a missing file or wrong arguments need no GPU to be told. */
-    if (devrt_image_check_args(image, backend, kernel, args, arg_count) != DEVRT_SUCCESS) {
+    if (!per_target && devrt_image_check_args(image, backend, kernel, args, arg_count)) {
         fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
         return 2;
     }
@@ -325,6 +333,14 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         return 2;
     }
     int exit_code = 0;
+    char path[4096];
+    if (per_target && (devrt_device_image_path(device, image, path, sizeof path) ||
+                       devrt_image_check_args(path, backend, kernel, args, arg_count))) {
+        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+        exit_code = 2;
+    }
+    if (per_target)
+        image = path;
     for (size_t i = 0; i < arg_count && !exit_code; ++i) {
         if (args[i].type != DEVRT_ARG_POINTER)
             continue;
