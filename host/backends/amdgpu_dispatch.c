@@ -8,6 +8,7 @@
  * sizes, remainders, grid dimensions, dynamic LDS size): a version changes the list, not
  * this code.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,42 @@ static int check_descriptor(const struct devrt_amdgpu_kernel *k, const char *pat
     return DEVRT_SUCCESS;
 }
 
+/*
+ * Scratch bytes one wave may have on ISA's processor: the per-wave size must fit
+ * COMPUTE_TMPRING_SIZE.WAVESIZE (13 bits of 1 KiB units before gfx12), and ROCr refuses a
+ * dispatch past its own limit for it (MAX_WAVE_SCRATCH, and MAX_WAVE_SCRATCH_GFX12 on gfx12)
+ * rather than clamp it. The major version is the processor's number less its last two
+ * characters: gfx90a is 9, gfx1201 is 12.
+ */
+static uint64_t wave_scratch_limit(const char *isa)
+{
+    const char *processor = strstr(isa, "gfx");
+    size_t digits = processor ? strcspn(processor + 3, ":") : 0;
+    bool gfx12_or_later = digits == 4 && strncmp(processor + 3, "12", 2) >= 0;
+    return gfx12_or_later ? 67106816u : 8387584u;
+}
+
+/* The private segment a dispatch gives each workitem, within the GPU's per-wave limit. */
+static int check_private_segment(const struct devrt_amdgpu_kernel *k, const char *isa,
+                                 uint64_t per_workitem)
+{
+    uint64_t limit = wave_scratch_limit(isa);
+    char stack[64] = "";
+    if (k->uses_dynamic_stack)
+        snprintf(stack, sizeof stack, " (%u fixed + %u for its dynamic stack)",
+                 k->private_segment_fixed_size, DEVRT_AMDGPU_DYNAMIC_STACK_BYTES);
+    /* Scratch is given to waves in 1 KiB units. */
+    uint64_t per_wave = (per_workitem * k->wavefront_size + 1023u) & ~(uint64_t)1023u;
+    if (per_wave > limit)
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s needs %llu private bytes per workitem%s, %llu per wave of "
+                          "%u; %s gives a wave at most %llu",
+                          k->name, (unsigned long long)per_workitem, stack,
+                          (unsigned long long)per_wave, k->wavefront_size, isa,
+                          (unsigned long long)limit);
+    return DEVRT_SUCCESS;
+}
+
 static int check_geometry(const struct devrt_amdgpu_kernel *k,
                           const struct devrt_launch_config *config,
                           const struct devrt_amdgpu_agent *agent)
@@ -290,9 +327,12 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
             d->dimensions = (uint16_t)(dim + 1);
     }
     d->group_segment_size = k->group_segment_fixed_size;
-    d->private_segment_size = k->private_segment_fixed_size;
-    if (k->uses_dynamic_stack)
-        d->private_segment_size += DEVRT_AMDGPU_DYNAMIC_STACK_BYTES;
+    uint64_t private_size = (uint64_t)k->private_segment_fixed_size +
+                            (k->uses_dynamic_stack ? DEVRT_AMDGPU_DYNAMIC_STACK_BYTES : 0);
+    status = check_private_segment(k, m->isa, private_size);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    d->private_segment_size = (uint32_t)private_size;
     d->kernarg_size = k->kernarg_segment_size;
     d->kernarg_align = k->kernarg_segment_align;
     d->kernarg = calloc(d->kernarg_size ? d->kernarg_size : 1, 1);
