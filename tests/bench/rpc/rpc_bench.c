@@ -214,7 +214,9 @@ int main(int argc, char **argv)
          * 256-lane workgroups, 8 per SM of a 132-SM GPU (the H200), so that every wave the
          * GPU holds calls at once.
          */
-        uint32_t wave = backend == DEVRT_BACKEND_CUDA ? 32 : 64;
+        struct devrt_device_info info;
+        devrt_device_get_info(device, &info);
+        uint32_t wave = info.wave_size; /* 32 on NVIDIA and RDNA, 64 on CDNA */
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "1 wave calling", 1, wave, 2000);
         latency(module, device, "all waves calling", 132 * 8, 256, 8);
