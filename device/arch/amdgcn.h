@@ -218,11 +218,11 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
         (struct devrt_amdgcn_signal *)DEVRT_ARCH_READ_ONLY(doorbell)->signal;
     if (!signal)
         return;
-    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
     uint64_t *mailbox = DEVRT_ARCH_READ_ONLY(signal)->event_mailbox;
     if (mailbox) {
         uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
-        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
         __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
     }
 }

@@ -17,6 +17,21 @@
 
 #include <devrt/devrt.h>
 
+#if defined(DEVRT_TARGET_AMDGCN) || defined(DEVRT_TARGET_NVPTX)
+#define DEVRT_SCOPE_WAVE __MEMORY_SCOPE_WVFRNT
+#define DEVRT_SCOPE_WORKGROUP __MEMORY_SCOPE_WRKGRP
+#define DEVRT_SCOPE_DEVICE __MEMORY_SCOPE_DEVICE
+#if defined(DEVRT_CONTROL_AGENT_SCOPE)
+/*
+ * A control build for the memory-model test (tests/codegen/memory_model.py), never
+ * shipped: the host's traffic at the device's scope, which that test must refuse.
+ */
+#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_DEVICE
+#else
+#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_SYSTEM
+#endif
+#endif
+
 #if defined(DEVRT_TARGET_AMDGCN)
 #include "amdgcn.h"
 #elif defined(DEVRT_TARGET_NVPTX)
@@ -25,13 +40,6 @@
 #include "emu.h"
 #else
 #error "device sources are built for amdgcn, nvptx or emu (define DEVRT_EMU)"
-#endif
-
-#if defined(DEVRT_TARGET_AMDGCN) || defined(DEVRT_TARGET_NVPTX)
-#define DEVRT_SCOPE_WAVE __MEMORY_SCOPE_WVFRNT
-#define DEVRT_SCOPE_WORKGROUP __MEMORY_SCOPE_WRKGRP
-#define DEVRT_SCOPE_DEVICE __MEMORY_SCOPE_DEVICE
-#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_SYSTEM
 #endif
 
 #if defined(DEVRT_TARGET_NVPTX)
