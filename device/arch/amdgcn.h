@@ -218,11 +218,17 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
         (struct devrt_amdgcn_signal *)DEVRT_ARCH_READ_ONLY(doorbell)->signal;
     if (!signal)
         return;
-    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+    /*
+     * Relaxed: the outbox flip before this (devrt_rpc_hand_over_in) is the post's one
+     * release, paired with the server's acquire load of the outbox; the server reads
+     * nothing through the signal but that it was rung. On gfx90a and gfx942 each
+     * system-scope release writes back every dirty line of the L2 (buffer_wbl2).
+     */
+    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
     uint64_t *mailbox = DEVRT_ARCH_READ_ONLY(signal)->event_mailbox;
     if (mailbox) {
         uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
-        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
+        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
         __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
     }
 }

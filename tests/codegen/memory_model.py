@@ -189,8 +189,12 @@ def check_hand_over(code, family, writebacks_per_post):
         if not any(re.match(family["writeback"], ins.text) for ins in between):
             return (f"step_hand_over: no writeback between the send ({code[send]}) and the "
                     f"flip ({code[flip]}): the server may read stale packets")
+        # One release per post, on the flip: each writeback on gfx90a and gfx942 writes
+        # back every dirty line of the L2, so a post pays for one only.
         found = count(code, family["writeback"])
         writebacks_per_post["hand_over"] = found
+        if found != 1:
+            return f"step_hand_over: {found} writebacks, expected 1 (the flip's release)"
     print(f"  send: {code[send].text}; release: "
           f"{'; '.join(ins.text for ins in between if ins.mnemonic.startswith(('s_wait', 'buffer', 'global_wb')))}"
           f"; flip: {code[flip].text}")
@@ -206,6 +210,12 @@ def check_doorbell(code, family, writebacks_per_post):
         if not ins.has(family["store"]):
             return f"step_doorbell: the store {ins} lacks {' '.join(family['store'])}"
     if family["writeback"]:
+        # The doorbell's stores follow the flip's release relaxed: no writeback of their own.
+        last_store = max(i for i, ins in enumerate(code) if ins.vector_store)
+        early = [ins for ins in code[:last_store] if re.match(family["writeback"], ins.text)]
+        if early:
+            return (f"step_doorbell: {len(early)} writebacks before its stores ({early[0]}); "
+                    "the flip's release is the post's only one")
         writebacks_per_post["doorbell"] = count(code, family["writeback"])
     print(f"  doorbell: {'; '.join(ins.text for ins in stores)}")
     return None
