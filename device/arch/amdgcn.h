@@ -229,6 +229,12 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
     if (mailbox) {
         uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
         __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        /*
+         * s_sendmsg does not wait for earlier stores: without the release, the interrupt
+         * can reach the host before the value and the mailbox it announces, and the woken
+         * waiter sleeps again on the old value.
+         */
+        devrt_arch_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
         __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
     }
 }

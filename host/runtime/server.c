@@ -324,6 +324,13 @@ static void *server_main(void *arg)
         if (serve_all(server))
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
+        /*
+         * The rescan's loads of the outboxes may not pass the arming store (HSA: a release
+         * store of 0, which C11 lets later loads overtake): a device's flip and ring made
+         * in between would be missed and its 1 overwritten, and the server would sleep out
+         * the timeout. Pairs with the device's system-scope release of the flip.
+         */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         size_t taken = serve_all(server);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
     }

@@ -57,7 +57,7 @@ FAMILIES = {
         "targets": ("gfx1200", "gfx1201"),
         "table": "Memory Model GFX12, table AMDHSA Memory Model Code Sequences GFX12",
         "poll": ("scope:SCOPE_SYS",), "acquire": ("global_inv scope:SCOPE_SYS",),
-        "writeback": r"global_wb scope:SCOPE_SYS\b", "wait": r"s_wait_storecnt 0x0\b",
+        "writeback": r"global_wb scope:SCOPE_SYS\b", "wait": r"s_wait_storecnt(_dscnt)? 0x0\b",
         "store": ("scope:SCOPE_SYS",), "agent_differs": True,
     },
 }
@@ -209,6 +209,16 @@ def check_doorbell(code, family, writebacks_per_post):
     for ins in stores:
         if not ins.has(family["store"]):
             return f"step_doorbell: the store {ins} lacks {' '.join(family['store'])}"
+    # The interrupt follows the stores it announces: a release wait between the last
+    # store and s_sendmsg, which waits for nothing itself.
+    last_store = max(i for i, ins in enumerate(code) if ins.vector_store)
+    send = next((i for i, ins in enumerate(code) if ins.mnemonic == "s_sendmsg"
+                 and "MSG_INTERRUPT" in ins.text), None)
+    if send is None or send < last_store:
+        return "step_doorbell: no s_sendmsg(MSG_INTERRUPT) after the doorbell's stores"
+    if not any(re.match(family["wait"], ins.text) for ins in code[last_store + 1:send]):
+        return (f"step_doorbell: {code[send]} may overtake the store {code[last_store]}: no "
+                "release wait between them")
     if family["writeback"]:
         # The doorbell's stores follow the flip's release relaxed: no writeback of their own.
         last_store = max(i for i, ins in enumerate(code) if ins.vector_store)
@@ -216,7 +226,11 @@ def check_doorbell(code, family, writebacks_per_post):
         if early:
             return (f"step_doorbell: {len(early)} writebacks before its stores ({early[0]}); "
                     "the flip's release is the post's only one")
+        # The release before the interrupt writes back too: a ring pays a second one.
         writebacks_per_post["doorbell"] = count(code, family["writeback"])
+        if writebacks_per_post["doorbell"] > 1:
+            return (f"step_doorbell: {writebacks_per_post['doorbell']} writebacks, expected "
+                    "at most 1 (the release before the interrupt)")
     print(f"  doorbell: {'; '.join(ins.text for ins in stores)}")
     return None
 
