@@ -141,8 +141,8 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     devrt_arch_sync_lanes(lanes);
     outbox ^= 1u;
     if (leader)
-        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox, __ATOMIC_RELEASE,
-                           DEVRT_SCOPE_SYSTEM);
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
+                           DEVRT_ARCH_FLIP_ORDER, DEVRT_SCOPE_SYSTEM);
     return outbox;
 }
 

@@ -1,11 +1,12 @@
 /*
  * The architecture layer: the only code in device/ that knows what it runs on. Each
  * target header provides the same static inline functions (devrt_arch_*), the atomic
- * macros below, and three macros of its own:
+ * macros below, and four macros of its own:
  *
  *   DEVRT_ARCH_INLINE       on the functions that must be inlined
  *   DEVRT_ARCH_READ_ONLY(p) p, as memory the kernel does not write
  *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory
+ *   DEVRT_ARCH_FLIP_ORDER   the memory order of the outbox flip (at least release)
  *
  * Everything above it is target-free C.
  *

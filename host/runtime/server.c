@@ -325,6 +325,12 @@ static void *server_main(void *arg)
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
         /*
+         * Devices ring only while this is set (seq_cst: pairs with the device's seq_cst
+         * flip and load of the flag, devrt_arch_ring_doorbell). Set after arming, so a
+         * device that reads it rings after the arming store and its 1 stays.
+         */
+        __atomic_store_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
+        /*
          * The rescan's loads of the outboxes may not pass the arming store (HSA: a release
          * store of 0, which C11 lets later loads overtake): a device's flip and ring made
          * in between would be missed and its 1 overwritten, and the server would sleep out
@@ -333,6 +339,8 @@ static void *server_main(void *arg)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         size_t taken = serve_all(server);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
+        /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
+        __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);
     }
     return NULL;
 }

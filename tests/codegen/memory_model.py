@@ -235,6 +235,35 @@ def check_doorbell(code, family, writebacks_per_post):
     return None
 
 
+def check_post(code, family):
+    """The flip, then the doorbell's read of the server's sleeping flag: a store then a load
+    of other words, which only the wait for the store between them keeps in order (the
+    Dekker pattern with the server's store of the flag and its rescan of the outboxes). The
+    interrupt's stores come after that read, under its branch."""
+    stores = [i for i, ins in enumerate(code) if ins.vector_store]
+    flip = next((i for i in stores if i > 0 and any(
+        re.match(family["wait"], ins.text) for ins in code[stores[stores.index(i) - 1] + 1:i])),
+        None) if len(stores) >= 2 else None
+    if flip is None:
+        return "step_post: no flip (a store after a release wait)"
+    flag = next((i for i in range(flip + 1, len(code)) if code[i].vector_load), None)
+    if flag is None:
+        return ("step_post: the doorbell does not read whether the server sleeps: it rings "
+                "(an interrupt) on every post")
+    if not code[flag].has(family["poll"]):
+        return f"step_post: the read of the sleeping flag {code[flag]} lacks {' '.join(family['poll'])}"
+    if not any(re.match(family["wait"], ins.text) for ins in code[flip + 1:flag]):
+        return (f"step_post: the read of the sleeping flag {code[flag]} may pass the flip "
+                f"{code[flip]}: no wait for the store between them")
+    rings = [i for i in stores if i > flip] + [
+        i for i, ins in enumerate(code) if ins.mnemonic == "s_sendmsg" and "MSG_INTERRUPT" in ins.text]
+    if any(i < flag for i in rings):
+        return "step_post: the doorbell rings before it reads whether the server sleeps"
+    print(f"  post: flip {code[flip].text}; sleeping flag {code[flag].text}; "
+          f"{len(rings)} ring instructions after it")
+    return None
+
+
 def check_composed(name, code, family):
     """What holds of every path of the library: no plain load in a poll loop."""
     for first, last in sleep_loops(code):

@@ -11,8 +11,8 @@ DEVRT_KERNEL3(step_hand_over, struct devrt_rpc_channel *, channel, uint32_t, ind
 {
     struct devrt_rpc_buffer *buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index];
     buffer->packet[devrt_arch_lane_id()].word[0] = devrt_arch_lane_id();
-    devrt_rpc_hand_over_in(channel, buffer, index, outbox, devrt_arch_active_mask(),
-                           DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY);
+    devrt_rpc_hand_over_in(channel, buffer, index, outbox, devrt_arch_active_mask(), DEVRT_RPC_ECHO,
+                           DEVRT_RPC_WANT_REPLY);
 }
 
 /* The doorbell. */
@@ -28,4 +28,13 @@ DEVRT_KERNEL4(step_reply, struct devrt_rpc_channel *, channel, uint32_t, index, 
     devrt_rpc_wait(channel, index, outbox);
     out[devrt_arch_lane_id()] =
         DEVRT_ARCH_READ_ONLY(channel)->buffers[index].packet[devrt_arch_lane_id()].word[0];
+}
+
+/* A whole post: the flip, then the doorbell, whose order the test checks. */
+DEVRT_KERNEL3(step_post, struct devrt_rpc_channel *, channel, uint32_t, index, uint32_t, outbox)
+{
+    struct devrt_rpc_buffer *buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index];
+    buffer->packet[devrt_arch_lane_id()].word[0] = devrt_arch_lane_id();
+    devrt_rpc_post_in(channel, buffer, index, outbox, devrt_arch_active_mask(), DEVRT_RPC_ECHO,
+                      DEVRT_RPC_WANT_REPLY);
 }
