@@ -122,14 +122,14 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
 /*
  * Hand the port to the server: the header (every lane's packet is already written), then
  * the outbox flip; returns the new outbox value. The leader flips only once every lane of
- * `lanes` has written its packet (the lane sync), and its system-scope release fence
- * orders what they wrote before the flip.
+ * `lanes` has written its packet (the lane sync), and its system-scope release orders what
+ * they wrote before the flip.
  */
-static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_channel *channel,
-                                                           struct devrt_rpc_buffer *buffer,
-                                                           uint32_t index, uint32_t outbox,
-                                                           uint64_t lanes, uint32_t opcode,
-                                                           uint32_t flags)
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc_channel *channel,
+                                                                struct devrt_rpc_buffer *buffer,
+                                                                uint32_t index, uint32_t outbox,
+                                                                uint64_t lanes, uint32_t opcode,
+                                                                uint32_t flags)
 {
     bool leader = devrt_rpc_leader_in(lanes);
     if (leader) {
@@ -140,11 +140,22 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
     /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);
     outbox ^= 1u;
-    if (leader) {
-        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox, __ATOMIC_RELEASE,
-                           DEVRT_SCOPE_SYSTEM);
+    if (leader)
+        devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
+                           DEVRT_ARCH_FLIP_ORDER, DEVRT_SCOPE_SYSTEM);
+    return outbox;
+}
+
+/* Hand the port over (devrt_rpc_hand_over_in) and wake the server. */
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_channel *channel,
+                                                           struct devrt_rpc_buffer *buffer,
+                                                           uint32_t index, uint32_t outbox,
+                                                           uint64_t lanes, uint32_t opcode,
+                                                           uint32_t flags)
+{
+    outbox = devrt_rpc_hand_over_in(channel, buffer, index, outbox, lanes, opcode, flags);
+    if (devrt_rpc_leader_in(lanes))
         devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
-    }
     return outbox;
 }
 

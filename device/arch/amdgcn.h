@@ -14,6 +14,12 @@
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
 /* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
+/*
+ * The flip is seq_cst: the doorbell's seq_cst load of the server's sleeping flag follows
+ * it, and of the two (Dekker's pattern, with the server's store of the flag and its rescan)
+ * at least one must see the other. On every target the store costs what a release does.
+ */
+#define DEVRT_ARCH_FLIP_ORDER __ATOMIC_SEQ_CST
 
 /*
  * Reads of runtime data that no kernel changes (the channel's and the heap's descriptors)
@@ -218,11 +224,31 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
         (struct devrt_amdgcn_signal *)DEVRT_ARCH_READ_ONLY(doorbell)->signal;
     if (!signal)
         return;
-    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+    /*
+     * Only a sleeping server needs the interrupt: one per post would risk a storm of them
+     * under printf load. seq_cst pairs with the flip's (DEVRT_ARCH_FLIP_ORDER) and with the
+     * server's seq_cst store of the flag before its rescan (host/runtime/server.c): a
+     * device that reads 0 flipped before the server's rescan, which sees the flip.
+     */
+    if (!__scoped_atomic_load_n(&doorbell->sleeping, __ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM))
+        return;
+    /*
+     * Relaxed: the outbox flip before this (devrt_rpc_hand_over_in) is the post's one
+     * release, paired with the server's acquire load of the outbox; the server reads
+     * nothing through the signal but that it was rung. On gfx90a and gfx942 each
+     * system-scope release writes back every dirty line of the L2 (buffer_wbl2).
+     */
+    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
     uint64_t *mailbox = DEVRT_ARCH_READ_ONLY(signal)->event_mailbox;
     if (mailbox) {
         uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
-        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        /*
+         * s_sendmsg does not wait for earlier stores: without the release, the interrupt
+         * can reach the host before the value and the mailbox it announces, and the woken
+         * waiter sleeps again on the old value.
+         */
+        devrt_arch_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
         __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
     }
 }

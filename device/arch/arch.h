@@ -1,11 +1,12 @@
 /*
  * The architecture layer: the only code in device/ that knows what it runs on. Each
  * target header provides the same static inline functions (devrt_arch_*), the atomic
- * macros below, and three macros of its own:
+ * macros below, and four macros of its own:
  *
  *   DEVRT_ARCH_INLINE       on the functions that must be inlined
  *   DEVRT_ARCH_READ_ONLY(p) p, as memory the kernel does not write
  *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory
+ *   DEVRT_ARCH_FLIP_ORDER   the memory order of the outbox flip (at least release)
  *
  * Everything above it is target-free C.
  *
@@ -17,6 +18,21 @@
 
 #include <devrt/devrt.h>
 
+#if defined(DEVRT_TARGET_AMDGCN) || defined(DEVRT_TARGET_NVPTX)
+#define DEVRT_SCOPE_WAVE __MEMORY_SCOPE_WVFRNT
+#define DEVRT_SCOPE_WORKGROUP __MEMORY_SCOPE_WRKGRP
+#define DEVRT_SCOPE_DEVICE __MEMORY_SCOPE_DEVICE
+#if defined(DEVRT_CONTROL_AGENT_SCOPE)
+/*
+ * A control build for the memory-model test (tests/codegen/memory_model.py), never
+ * shipped: the host's traffic at the device's scope, which that test must refuse.
+ */
+#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_DEVICE
+#else
+#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_SYSTEM
+#endif
+#endif
+
 #if defined(DEVRT_TARGET_AMDGCN)
 #include "amdgcn.h"
 #elif defined(DEVRT_TARGET_NVPTX)
@@ -25,13 +41,6 @@
 #include "emu.h"
 #else
 #error "device sources are built for amdgcn, nvptx or emu (define DEVRT_EMU)"
-#endif
-
-#if defined(DEVRT_TARGET_AMDGCN) || defined(DEVRT_TARGET_NVPTX)
-#define DEVRT_SCOPE_WAVE __MEMORY_SCOPE_WVFRNT
-#define DEVRT_SCOPE_WORKGROUP __MEMORY_SCOPE_WRKGRP
-#define DEVRT_SCOPE_DEVICE __MEMORY_SCOPE_DEVICE
-#define DEVRT_SCOPE_SYSTEM __MEMORY_SCOPE_SYSTEM
 #endif
 
 #if defined(DEVRT_TARGET_NVPTX)

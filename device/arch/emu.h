@@ -24,6 +24,8 @@
 #define DEVRT_ARCH_INLINE
 /* ThreadSanitizer sees acquire loads but not fences (devrt_arch_fence). */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_ACQUIRE
+/* The doorbell's seq_cst count (devrt_arch_ring_doorbell) orders the flip before its load. */
+#define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 #define DEVRT_ARCH_READ_ONLY(p) (p)
 
 extern _Thread_local struct devrt_emu_lane *devrt_emu_current_lane;

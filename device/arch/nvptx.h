@@ -36,6 +36,8 @@
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
 /* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
+/* The doorbell's fence.sc.sys follows its store; the server polls the count. */
+#define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 
 static inline uint32_t devrt_arch_wavefront_size(void)
 {

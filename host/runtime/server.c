@@ -242,7 +242,8 @@ static const char *accept_packet(devrt_module *module, struct devrt_port_state *
 static bool serve_port(devrt_module *module, uint32_t index)
 {
     struct devrt_rpc_channel *channel = &module->host_channel;
-    uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_ACQUIRE);
+    /* seq_cst: see server_main; on x86 as cheap as acquire. Pairs with the device's flip. */
+    uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_SEQ_CST);
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
     if (outbox == inbox)
         return false;
@@ -324,8 +325,21 @@ static void *server_main(void *arg)
         if (serve_all(server))
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
+        /*
+         * Devices ring only while the flag is set. Set after arming, so that a device that
+         * reads it (and so synchronizes with this) rings after the arming store and its 1
+         * stays. An exchange, seq_cst like the rescan's outbox loads (serve_port): with the
+         * device's seq_cst flip and load of the flag (devrt_arch_ring_doorbell) it is
+         * Dekker's pattern, so the rescan sees the flip of any device that read 0. The
+         * arming store alone (HSA: a release store) would let the rescan's loads pass it,
+         * and the server would sleep out its timeout on a request it missed. (A fence
+         * would say the same, but GCC's ThreadSanitizer refuses fences.)
+         */
+        __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
         size_t taken = serve_all(server);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
+        /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
+        __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);
     }
     return NULL;
 }

@@ -12,7 +12,9 @@
 
 /* Bump on any change to a layout in this header or in rpc.h. */
 #ifndef DEVRT_ABI_VERSION
-#define DEVRT_ABI_VERSION 3u /* 2: open-length RPC messages; 3: port state words, heap shards */
+/* 2: open-length RPC messages; 3: port state words, heap shards; 4: the device rings the
+   doorbell only while the server's sleeping flag is set */
+#define DEVRT_ABI_VERSION 4u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */
@@ -43,11 +45,11 @@ enum devrt_exception_code {
  *   bits 39..0   workgroup, flattened within the grid
  */
 #define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                            \
-    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                           \
-     ((uint64_t)(workgroup)&0xffffffffffull))
+    (((uint64_t)(code) << 56) | (((uint64_t)(workitem) & 0xffffu) << 40) |                         \
+     ((uint64_t)(workgroup) & 0xffffffffffull))
 #define DEVRT_EXCEPTION_WORD_CODE(word) ((uint32_t)((word) >> 56))
 #define DEVRT_EXCEPTION_WORD_WORKITEM(word) ((uint32_t)(((word) >> 40) & 0xffffu))
-#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word)&0xffffffffffull)
+#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word) & 0xffffffffffull)
 
 /*
  * The detail is written only by the lane that won the compare-and-swap, then published by

@@ -101,7 +101,7 @@ struct devrt_rpc_buffer {
  */
 struct devrt_rpc_doorbell {
     uint32_t count;    /* emulation: bumped per request, a futex word */
-    uint32_t sleeping; /* emulation: the server waits on count */
+    uint32_t sleeping; /* set by the server while it sleeps; the device rings only then */
     uint64_t signal;   /* amdgcn: an HSA signal (amd_signal_t *), or 0 */
 };
 

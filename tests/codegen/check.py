@@ -14,8 +14,10 @@ import os
 import sys
 
 import amdgcn
+import memory_model
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+DEVICE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "device")
 EXCEPTION_VGPR_BUDGET = 8
 
 
@@ -107,8 +109,39 @@ def check_exception(tc, cpu, tmp):
     return None
 
 
+def check_memory_model(tc, cpu, tmp, defines=(), isa_only=False):
+    """The RPC client's steps and the library's composed paths follow AMDGPUUsage's code
+    sequences for system scope on CPU's ISA family (tests/codegen/memory_model.py)."""
+    name, family = memory_model.family_of(cpu)
+    print(f"{cpu}: family {name}; AMDGPUUsage, {family['table']}")
+    flags = ("-I", DEVICE, *(f"-D{d}" for d in defines))
+    steps = kernel("rpc_steps.c")
+    if not isa_only:
+        bc = tc.compile(steps, cpu, os.path.join(tmp, "rpc_steps"), flags=flags)
+        wrong = memory_model.ir_scopes(tc.run(tc.tool("llvm-dis"), bc, "-o", "-"))
+        if wrong:
+            return f"the steps' atomics below system scope: {wrong}"
+    code = memory_model.functions(tc, tc.build(steps, cpu, tmp, flags=flags, library=False), cpu)
+    writebacks = {}
+    for failure in (memory_model.check_hand_over(code["step_hand_over"], family, writebacks),
+                    memory_model.check_doorbell(code["step_doorbell"], family, writebacks),
+                    memory_model.check_reply(code["step_reply"], family),
+                    memory_model.check_post(code["step_post"], family)):
+        if failure:
+            return failure
+    for source, kernel_name in (("rpc_echo.c", "rpc_echo"), ("heap_grow.c", "heap_grow")):
+        composed = memory_model.functions(tc, tc.build(kernel(source), cpu, tmp), cpu)
+        failure = memory_model.check_composed(kernel_name, composed[kernel_name], family)
+        if failure:
+            return failure
+    if writebacks:
+        print(f"  writebacks per step: {writebacks}")
+    return None
+
+
 CHECKS = collections.OrderedDict(
-    link=check_link, lane_id=check_lane_id, no_cost=check_no_cost, exception=check_exception)
+    link=check_link, lane_id=check_lane_id, no_cost=check_no_cost, exception=check_exception,
+    memory_model=check_memory_model)
 
 
 def main():
@@ -121,6 +154,10 @@ def main():
     parser.add_argument("--llvm-bin", required=True)
     parser.add_argument("--include")
     parser.add_argument("--bitcode")
+    parser.add_argument("--define", action="append", default=[],
+                        help="memory_model: a macro for the steps' build (a control build)")
+    parser.add_argument("--isa-only", action="store_true",
+                        help="memory_model: read only the instructions, not the IR's scopes")
     args = parser.parse_intermixed_args()
     if args.check == "object" and not args.code_objects:
         parser.error("object needs the code objects to check")
@@ -131,7 +168,10 @@ def main():
         if args.check == "object":
             failure = check_objects(tc, args.target, args.code_objects)
         else:
-            failure = CHECKS[args.check](tc, args.target, amdgcn.workdir())
+            extra = {}
+            if args.check == "memory_model":
+                extra = {"defines": args.define, "isa_only": args.isa_only}
+            failure = CHECKS[args.check](tc, args.target, amdgcn.workdir(), **extra)
     except amdgcn.BuildError as e:
         failure = f"{'cannot read' if args.check == 'object' else 'build failed'}: {e}"
     if failure:
