@@ -290,6 +290,10 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     if (ops->read(device, &record, &module->state->exception, sizeof record) != 0)
         return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the exception record");
     if (record.word) {
+        /* Only a raise (or a fault, which fails the launch) ends a wave holding a port. */
+        status = devrt_server_reclaim_ports(device, module);
+        if (status != DEVRT_SUCCESS)
+            return status;
         describe_exception(module, kernel, config, &record, report);
         status = DEVRT_ERROR_EXCEPTION;
     } else {
