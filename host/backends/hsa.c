@@ -27,6 +27,7 @@
 
 #include "amdgpu_dispatch.h"
 #include "amdgpu_metadata.h"
+#include "hsa_memory.h"
 #include "runtime.h"
 
 #define DEVRT_HSA_LIBRARY "libhsa-runtime64.so.1"
@@ -69,7 +70,8 @@
     X(hsa_amd_agents_allow_access)                                                                 \
     X(hsa_amd_memory_fill)                                                                         \
     X(hsa_agent_iterate_isas)                                                                      \
-    X(hsa_isa_get_info_alt)
+    X(hsa_isa_get_info_alt)                                                                        \
+    X(hsa_amd_pointer_info)
 
 /* Every call into the runtime goes through this table, filled once by open_library. */
 static struct {
@@ -243,10 +245,38 @@ static void hsa_free_memory(devrt_device *device, void *ptr, enum devrt_memory m
         hsa.hsa_amd_memory_pool_free(ptr);
 }
 
-static int hsa_copy(devrt_device *device, void *dst, const void *src, size_t size)
+/*
+ * SIZE bytes at the device address DEVICE_SIDE (src when reading, dst when writing), which
+ * may be one the device made up (a string's): the runtime must place the whole range in
+ * one of its allocations, or the copy fails instead of faulting.
+ */
+static int hsa_copy(void *dst, const void *src, size_t size, bool read)
+{
+    if (size == 0)
+        return 0;
+    const void *device_side = read ? src : dst;
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (hsa.hsa_amd_pointer_info(device_side, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return -1;
+    void *host = NULL;
+    switch (devrt_hsa_access(&info, (uintptr_t)device_side, size, &host)) {
+    case DEVRT_HSA_ACCESS_NONE: return -1;
+    case DEVRT_HSA_ACCESS_HOST: memcpy(read ? dst : host, read ? host : src, size); return 0;
+    case DEVRT_HSA_ACCESS_DEVICE: break;
+    }
+    return hsa.hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+}
+
+static int hsa_read(devrt_device *device, void *dst, const void *src, size_t size)
 {
     (void)device;
-    return hsa.hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+    return hsa_copy(dst, src, size, true);
+}
+
+static int hsa_write(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    (void)device;
+    return hsa_copy(dst, src, size, false);
 }
 
 static int hsa_open(devrt_device *device, int index)
@@ -489,8 +519,8 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .close = hsa_close,
     .alloc = hsa_alloc_memory,
     .free = hsa_free_memory,
-    .read = hsa_copy,
-    .write = hsa_copy,
+    .read = hsa_read,
+    .write = hsa_write,
     .load = hsa_load,
     .unload = hsa_unload,
     .launch = hsa_launch,

@@ -188,15 +188,41 @@ void devrt_module_set_report_file(devrt_module *module, FILE *file)
     module->report_file = file;
 }
 
-/* Read a NUL-terminated device string with a bound; "" when it cannot be read. */
+/*
+ * Device strings are read in chunks that never cross a multiple of this, so a chunk never
+ * spans two pages: one that fails holds an unreadable byte, not only bytes past the end.
+ */
+#define DEVRT_STRING_CHUNK 64u
+
+/*
+ * Read a NUL-terminated device string with a bound, through the backend's read, which
+ * checks the address first. A chunk that fails is read again a byte at a time up to the
+ * NUL: the string's allocation may end inside it. What cannot be read is reported, never
+ * faulted on.
+ */
 static void read_device_string(devrt_device *device, uint64_t address, char *out, size_t size)
 {
     size_t n = 0;
-    if (address)
-        for (; n + 1 < size; ++n)
-            if (device->ops->read(device, &out[n], (const char *)(uintptr_t)address + n, 1) != 0 ||
-                out[n] == '\0')
-                break;
+    while (address && n + 1 < size) {
+        uint64_t at = address + n;
+        size_t chunk = DEVRT_STRING_CHUNK - (size_t)(at % DEVRT_STRING_CHUNK);
+        if (chunk > size - 1 - n)
+            chunk = size - 1 - n;
+        if (device->ops->read(device, out + n, (const char *)(uintptr_t)at, chunk) != 0) {
+            for (size_t i = 0; i < chunk; ++i) {
+                if (device->ops->read(device, out + n + i, (const char *)(uintptr_t)at + i, 1) !=
+                    0) {
+                    snprintf(out, size, "(unreadable string at 0x%" PRIx64 ")", address);
+                    return;
+                }
+                if (out[n + i] == '\0')
+                    return;
+            }
+        } else if (memchr(out + n, '\0', chunk)) {
+            return;
+        }
+        n += chunk;
+    }
     out[n] = '\0';
 }
 

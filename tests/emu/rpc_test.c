@@ -168,6 +168,43 @@ static void test_raise_holding_port(void)
         test_echo(2, 32, 300, 2);
 }
 
+/* The report of a raise whose message is at `message`. */
+static void raise_with_string(uint64_t message, struct devrt_launch_report *report)
+{
+    struct devrt_arg args[] = {DEVRT_ARG_U64(message)};
+    struct devrt_launch_config one = grid1(1, 1);
+    devrt_module_set_report_file(module, NULL);
+    int status = devrt_launch(module, "raise_with_string", &one, args, 1, report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d: %s", status, devrt_last_error());
+    CHECK(strstr(report->file, "rpc.c") != NULL, "file '%s'", report->file);
+}
+
+/*
+ * A message at an address no memory is mapped at is reported as unreadable, and the
+ * process lives. Controls: a message that ends a few bytes before its allocation does (the
+ * chunk that holds it runs past the allocation), and one that spans several chunks.
+ */
+static void test_bad_string(void)
+{
+    struct devrt_launch_report report;
+    raise_with_string(0x10, &report);
+    CHECK(strstr(report.message, "unreadable string at 0x10") != NULL, "message '%s'",
+          report.message);
+    printf("%s\n", report.text);
+
+    char *block = devrt_mem_alloc(device, 200);
+    memcpy(block + 195, "end", 4);
+    raise_with_string((uint64_t)(uintptr_t)(block + 195), &report);
+    CHECK(strcmp(report.message, "end") == 0, "message '%s'", report.message);
+    for (int i = 0; i < 150; ++i)
+        block[i] = (char)('a' + i % 26);
+    block[150] = '\0';
+    raise_with_string((uint64_t)(uintptr_t)(block + 3), &report);
+    CHECK(strlen(report.message) == 147 && memcmp(report.message, block + 3, 147) == 0,
+          "message '%s'", report.message);
+    devrt_mem_free(device, block);
+}
+
 static void test_barrier(void)
 {
     const uint32_t groups = 6, block = 64, n = groups * block;
@@ -299,6 +336,8 @@ int main(int argc, char **argv)
         test_raise_mid_request();
     } else if (!strcmp(test, "raise_holding_port")) {
         test_raise_holding_port();
+    } else if (!strcmp(test, "bad_string")) {
+        test_bad_string();
     } else if (!strcmp(test, "barrier")) {
         test_barrier();
     } else if (!strcmp(test, "divergent")) {

@@ -148,3 +148,10 @@ DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
     out[0] = locked;
     out[1] = channel->port_count;
 }
+
+/* Raise with a message at `message`, a device address that may be anything. */
+DEVRT_KERNEL1(raise_with_string, uint64_t, message)
+{
+    devrt_signal_exception_at(DEVRT_EXCEPTION_BOUNDS, (const char *)(uintptr_t)message, __FILE__, 7,
+                              0);
+}

@@ -1,0 +1,76 @@
+/*
+ * The HSA backend's memory decisions (host/backends/hsa_memory.c) against records of the
+ * kinds hsa_amd_pointer_info returns, made up here: no GPU is needed. Exits 0 when every
+ * case holds, 1 otherwise; `hsa_memory_test control` plants a bug (the range check
+ * dropped) and must fail.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "hsa_memory.h"
+
+static bool planted;
+
+static enum devrt_hsa_access access_of(const hsa_amd_pointer_info_t *info, uintptr_t address,
+                                       size_t size, void **host)
+{
+    if (planted && info->type != HSA_EXT_POINTER_TYPE_UNKNOWN)
+        size = 1, address = (uintptr_t)info->agentBaseAddress;
+    return devrt_hsa_access(info, address, size, host);
+}
+
+static hsa_amd_pointer_info_t record(hsa_amd_pointer_type_t type, uintptr_t agent, uintptr_t host,
+                                     size_t bytes, uint32_t flags)
+{
+    return (hsa_amd_pointer_info_t){.size = sizeof(hsa_amd_pointer_info_t),
+                                    .type = type,
+                                    .agentBaseAddress = (void *)agent,
+                                    .hostBaseAddress = (void *)host,
+                                    .sizeInBytes = bytes,
+                                    .global_flags = flags};
+}
+
+int main(int argc, char **argv)
+{
+    planted = argc > 1 && !strcmp(argv[1], "control");
+    void *host = NULL;
+    /* Not the runtime's: a stack string, a pointer made up. */
+    hsa_amd_pointer_info_t unknown = record(HSA_EXT_POINTER_TYPE_UNKNOWN, 0, 0, 0, 0);
+    CHECK(access_of(&unknown, 0x7ffd0000, 8, &host) == DEVRT_HSA_ACCESS_NONE, "unknown");
+
+    const uint32_t fine = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
+    const uint32_t coarse = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    /* Fine-grained system memory: the host's own loads, at the host's address. */
+    hsa_amd_pointer_info_t system = record(HSA_EXT_POINTER_TYPE_HSA, 0x10000, 0x10000, 4096, fine);
+    CHECK(access_of(&system, 0x10010, 16, &host) == DEVRT_HSA_ACCESS_HOST &&
+              host == (void *)0x10010,
+          "fine-grained: %p", host);
+    /* The last bytes of the allocation, and one past it. */
+    CHECK(access_of(&system, 0x10000 + 4096 - 8, 8, &host) == DEVRT_HSA_ACCESS_HOST, "last");
+    CHECK(access_of(&system, 0x10000 + 4096 - 8, 9, &host) == DEVRT_HSA_ACCESS_NONE,
+          "one past the end");
+    CHECK(access_of(&system, 0xfff0, 16, &host) == DEVRT_HSA_ACCESS_NONE, "before the start");
+    CHECK(access_of(&system, 0x10000, SIZE_MAX, &host) == DEVRT_HSA_ACCESS_NONE, "huge size");
+    CHECK(access_of(&system, UINTPTR_MAX - 2, 8, &host) == DEVRT_HSA_ACCESS_NONE, "wraps");
+    /* Host memory locked for the GPU: the host address differs from the agent's. */
+    hsa_amd_pointer_info_t locked =
+        record(HSA_EXT_POINTER_TYPE_LOCKED, 0x200000, 0x900000, 4096, 0);
+    CHECK(access_of(&locked, 0x200100, 4, &host) == DEVRT_HSA_ACCESS_HOST &&
+              host == (void *)0x900100,
+          "locked: %p", host);
+    /* The GPU's coarse-grained memory: a copy by the runtime, whatever hostBaseAddress says. */
+    hsa_amd_pointer_info_t vram =
+        record(HSA_EXT_POINTER_TYPE_HSA, 0x40000000, 0x40000000, 1 << 20, coarse);
+    CHECK(access_of(&vram, 0x40000040, 64, &host) == DEVRT_HSA_ACCESS_DEVICE, "coarse");
+    CHECK(access_of(&vram, 0x40000000 + (1 << 20), 1, &host) == DEVRT_HSA_ACCESS_NONE,
+          "past coarse");
+    /* An older runtime's record that ends before global_flags: the grain is unknown. */
+    hsa_amd_pointer_info_t old = system;
+    old.size = (uint32_t)offsetof(hsa_amd_pointer_info_t, global_flags);
+    CHECK(access_of(&old, 0x10010, 16, &host) == DEVRT_HSA_ACCESS_DEVICE, "old record");
+    printf("%s: %d failure%s\n", planted ? "control" : "access", failures,
+           failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
