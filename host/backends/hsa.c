@@ -17,6 +17,7 @@
  * tests).
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <link.h>
@@ -71,7 +72,8 @@
     X(hsa_amd_memory_fill)                                                                         \
     X(hsa_agent_iterate_isas)                                                                      \
     X(hsa_isa_get_info_alt)                                                                        \
-    X(hsa_amd_pointer_info)
+    X(hsa_amd_pointer_info)                                                                        \
+    X(hsa_amd_register_system_event_handler)
 
 /* Every call into the runtime goes through this table, filled once by open_library. */
 static struct {
@@ -144,7 +146,22 @@ struct hsa_backend {
     uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
     bool queue_failed;
+    /* The last memory fault on this GPU, set by on_system_event under open_lock. */
+    bool faulted;
+    uint64_t fault_address;
+    uint32_t fault_reasons;
 };
+
+/*
+ * The GPUs devrt has open, for the runtime's system event handler, which gets no device:
+ * the runtime takes one handler per process and none can be removed, so one handler
+ * serves every device and finds the faulting one here.
+ */
+#define DEVRT_HSA_MAX_OPEN 64
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hsa_backend *open_backends[DEVRT_HSA_MAX_OPEN];
+static size_t open_count;
+static bool handler_registered;
 
 struct hsa_module {
     hsa_executable_t executable;
@@ -219,6 +236,68 @@ static void queue_error(hsa_status_t status, hsa_queue_t *queue, void *data)
     (void)status;
     (void)queue;
     __atomic_store_n(&((struct hsa_backend *)data)->queue_failed, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A memory fault on one of our GPUs is reported as the running launch's failure, and the
+ * queue recreated: returning success keeps ROCr from aborting the process.
+ */
+static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
+{
+    (void)data;
+    pthread_mutex_lock(&open_lock);
+    uint64_t gpus[DEVRT_HSA_MAX_OPEN];
+    for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
+        gpus[i] = open_backends[i] ? open_backends[i]->gpu.handle : 0;
+    int owner = devrt_hsa_fault_owner(event, gpus, DEVRT_HSA_MAX_OPEN);
+    if (owner >= 0) {
+        struct hsa_backend *b = open_backends[owner];
+        b->faulted = true;
+        b->fault_address = event->memory_fault.virtual_address;
+        b->fault_reasons = event->memory_fault.fault_reason_mask;
+        /* Pairs with the acquire loads of hsa_launch's wait, which then stops waiting. */
+        __atomic_store_n(&b->queue_failed, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&open_lock);
+    return owner >= 0 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+}
+
+/* Adds B to the open GPUs, and registers the handler with the first; false when full. */
+static bool track_open(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&open_lock);
+    size_t slot = 0;
+    while (slot < DEVRT_HSA_MAX_OPEN && open_backends[slot])
+        ++slot;
+    if (slot < DEVRT_HSA_MAX_OPEN) {
+        open_backends[slot] = b;
+        open_count++;
+        /*
+         * HSA_STATUS_ERROR says a handler is registered already: ours, while the runtime
+         * stayed up since the last device closed, or another user's, which then gets the
+         * faults (docs/runtime.md).
+         */
+        if (!handler_registered) {
+            hsa_status_t r = hsa.hsa_amd_register_system_event_handler(on_system_event, NULL);
+            handler_registered = r == HSA_STATUS_SUCCESS || r == HSA_STATUS_ERROR;
+        }
+    }
+    pthread_mutex_unlock(&open_lock);
+    return slot < DEVRT_HSA_MAX_OPEN;
+}
+
+static void track_close(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&open_lock);
+    for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
+        if (open_backends[i] == b) {
+            open_backends[i] = NULL;
+            open_count--;
+        }
+    /* hsa_shut_down may take the runtime, and our registration with it, down. */
+    if (open_count == 0)
+        handler_registered = false;
+    pthread_mutex_unlock(&open_lock);
 }
 
 static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memory memory)
@@ -332,6 +411,15 @@ static int hsa_open(devrt_device *device, int index)
         hsa.hsa_shut_down();
         return failure;
     }
+    if (!track_open(b)) {
+        hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
+        hsa.hsa_signal_destroy(b->doorbell);
+        hsa.hsa_queue_destroy(b->queue);
+        free(b);
+        hsa.hsa_shut_down();
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: more than %d GPUs open at once",
+                          DEVRT_HSA_MAX_OPEN);
+    }
     device->doorbell->signal = b->doorbell.handle;
     return DEVRT_SUCCESS;
 }
@@ -339,9 +427,11 @@ static int hsa_open(devrt_device *device, int index)
 static void hsa_close(devrt_device *device)
 {
     struct hsa_backend *b = device->backend;
+    track_close(b);
     hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
     hsa.hsa_signal_destroy(b->doorbell);
-    hsa.hsa_queue_destroy(b->queue);
+    if (b->queue)
+        hsa.hsa_queue_destroy(b->queue);
     free(b);
     hsa.hsa_shut_down();
 }
@@ -402,6 +492,42 @@ static void hsa_unload(devrt_module *module)
     free(m);
 }
 
+/*
+ * The queue failed while KERNEL ran, on a memory fault (on_system_event) or another error
+ * of the queue: the launch fails with what is known, reported as an exception is, and a
+ * new queue replaces the failed one, which takes no more packets.
+ */
+static int queue_failed(devrt_module *module, const char *kernel)
+{
+    struct hsa_backend *b = module->device->backend;
+    char text[512];
+    pthread_mutex_lock(&open_lock);
+    if (b->faulted) {
+        char reasons[160];
+        devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
+        snprintf(text, sizeof text,
+                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 " (%s)", kernel,
+                 b->fault_address, reasons);
+    } else {
+        snprintf(text, sizeof text, "kernel %s: the HSA queue failed while it ran", kernel);
+    }
+    b->faulted = false;
+    pthread_mutex_unlock(&open_lock);
+    hsa.hsa_queue_destroy(b->queue);
+    b->queue = NULL;
+    __atomic_store_n(&b->queue_failed, false, __ATOMIC_RELAXED); /* no launch runs now */
+    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
+                                               UINT32_MAX, UINT32_MAX, &b->queue);
+    if (module->report_file) {
+        fprintf(module->report_file, "%s\n", text);
+        fflush(module->report_file);
+    }
+    if (status != HSA_STATUS_SUCCESS)
+        return hsa_failed(DEVRT_ERROR_LAUNCH, status,
+                          "the queue failed, and a new one was refused");
+    return devrt_fail(DEVRT_ERROR_LAUNCH, "%s", text);
+}
+
 static int hsa_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -410,6 +536,9 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     struct hsa_module *m = module->backend;
     if (!module->metadata)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
+    if (!b->queue)
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: no queue: a fault failed the last one, and "
+                                              "the runtime refused a new one");
     struct devrt_amdgpu_agent agent = {
         .isa = b->isa[0] ? b->isa : NULL,
         .group_segment_limit = b->group_segment_limit,
@@ -479,8 +608,7 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     hsa.hsa_signal_destroy(done);
     hsa.hsa_amd_memory_pool_free(kernarg);
     if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the queue failed while %s ran (memory fault?)",
-                          kernel);
+        return queue_failed(module, kernel);
     return DEVRT_SUCCESS;
 }
 

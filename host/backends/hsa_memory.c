@@ -1,6 +1,8 @@
 /* The HSA backend's decisions about memory (hsa_memory.h). */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "hsa_memory.h"
 
@@ -29,4 +31,46 @@ enum devrt_hsa_access devrt_hsa_access(const hsa_amd_pointer_info_t *info, uintp
         return DEVRT_HSA_ACCESS_HOST;
     }
     return DEVRT_HSA_ACCESS_DEVICE;
+}
+
+int devrt_hsa_fault_owner(const hsa_amd_event_t *event, const uint64_t *gpus, size_t count)
+{
+    if (!event || event->event_type != HSA_AMD_GPU_MEMORY_FAULT_EVENT)
+        return -1;
+    for (size_t i = 0; i < count; ++i)
+        if (gpus[i] && gpus[i] == event->memory_fault.agent.handle)
+            return (int)i;
+    return -1;
+}
+
+void devrt_hsa_fault_reasons(uint32_t mask, char *out, size_t size)
+{
+    static const struct {
+        uint32_t bit;
+        const char *text;
+    } reasons[] = {
+        {HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT, "page not present"},
+        {HSA_AMD_MEMORY_FAULT_READ_ONLY, "write to a read-only page"},
+        {HSA_AMD_MEMORY_FAULT_NX, "execution of a no-execute page"},
+        {HSA_AMD_MEMORY_FAULT_HOST_ONLY, "host-only memory"},
+        {HSA_AMD_MEMORY_FAULT_DRAMECC, "DRAM ECC error"},
+        {HSA_AMD_MEMORY_FAULT_IMPRECISE, "address may be inexact"},
+        {HSA_AMD_MEMORY_FAULT_SRAMECC, "SRAM ECC error"},
+        {HSA_AMD_MEMORY_FAULT_HANG, "hang recovery"},
+    };
+    if (!size)
+        return;
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof reasons / sizeof *reasons; ++i) {
+        if (!(mask & reasons[i].bit))
+            continue;
+        mask &= ~reasons[i].bit;
+        int n = snprintf(out + used, size - used, "%s%s", used ? ", " : "", reasons[i].text);
+        if (n < 0 || (size_t)n >= size - used)
+            return;
+        used += (size_t)n;
+    }
+    if (mask || !used)
+        snprintf(out + used, size - used, "%sreason 0x%x", used ? ", " : "", mask);
 }

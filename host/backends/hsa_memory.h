@@ -26,4 +26,15 @@ enum devrt_hsa_access {
 enum devrt_hsa_access devrt_hsa_access(const hsa_amd_pointer_info_t *info, uintptr_t address,
                                        size_t size, void **host);
 
+/*
+ * What a system event is to devrt: for a memory fault on one of the COUNT GPUs devrt has
+ * open (GPUS, agent handles), the index of that GPU, and the event is devrt's to handle
+ * (the runtime then does not abort the process). Any other event, or a fault on a GPU that
+ * devrt did not open, is not: -1, and the runtime's default (for a fault, abort) stands.
+ */
+int devrt_hsa_fault_owner(const hsa_amd_event_t *event, const uint64_t *gpus, size_t count);
+
+/* The reasons of a fault's mask (hsa_amd_memory_fault_reason_t) as words, into OUT. */
+void devrt_hsa_fault_reasons(uint32_t mask, char *out, size_t size);
+
 #endif

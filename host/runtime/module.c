@@ -303,6 +303,17 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     pthread_mutex_unlock(&module->error_lock);
 
     status = ops->launch(module, kernel, config, args, arg_count);
+    if (status == DEVRT_ERROR_LAUNCH) {
+        /*
+         * The kernel ran and failed (a memory fault on HSA): what it sent is still served,
+         * and the ports its waves held are taken back. The launch's own error stands.
+         */
+        char why[sizeof module->request_error];
+        snprintf(why, sizeof why, "%s", devrt_last_error());
+        devrt_server_drain(device, module);
+        devrt_server_reclaim_ports(device, module);
+        return devrt_fail(status, "%s", why);
+    }
     if (status != DEVRT_SUCCESS)
         return status;
     /* Everything the kernel sent, its output included, is taken before anything is reported. */

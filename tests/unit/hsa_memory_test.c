@@ -1,8 +1,8 @@
 /*
  * The HSA backend's memory decisions (host/backends/hsa_memory.c) against records of the
- * kinds hsa_amd_pointer_info returns, made up here: no GPU is needed. Exits 0 when every
- * case holds, 1 otherwise; `hsa_memory_test control` plants a bug (the range check
- * dropped) and must fail.
+ * kinds hsa_amd_pointer_info and the system event handler get, made up here: no GPU is
+ * needed. Exits 0 when every case holds, 1 otherwise; `hsa_memory_test control` plants
+ * bugs (the range check dropped; any fault taken as ours) and must fail.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +19,52 @@ static enum devrt_hsa_access access_of(const hsa_amd_pointer_info_t *info, uintp
     if (planted && info->type != HSA_EXT_POINTER_TYPE_UNKNOWN)
         size = 1, address = (uintptr_t)info->agentBaseAddress;
     return devrt_hsa_access(info, address, size, host);
+}
+
+static int owner_of(const hsa_amd_event_t *event, const uint64_t *gpus, size_t count)
+{
+    if (planted)
+        return count ? 0 : -1;
+    return devrt_hsa_fault_owner(event, gpus, count);
+}
+
+static hsa_amd_event_t fault(uint64_t agent, uint64_t address, uint32_t reasons)
+{
+    hsa_amd_event_t event = {.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT};
+    event.memory_fault.agent.handle = agent;
+    event.memory_fault.virtual_address = address;
+    event.memory_fault.fault_reason_mask = reasons;
+    return event;
+}
+
+/* The system event handler's decision: which of our GPUs faulted, if any. */
+static void test_faults(void)
+{
+    const uint64_t gpus[4] = {0, 0xa000, 0, 0xb000};
+    hsa_amd_event_t ours = fault(0xb000, 0x1234000, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT);
+    CHECK(owner_of(&ours, gpus, 4) == 3, "ours: %d", owner_of(&ours, gpus, 4));
+    hsa_amd_event_t first = fault(0xa000, 0, 0);
+    CHECK(owner_of(&first, gpus, 4) == 1, "first");
+    /* Another user's GPU, and an empty slot's zero handle: the runtime's default stands. */
+    hsa_amd_event_t other = fault(0xc000, 0x1234000, 0);
+    CHECK(owner_of(&other, gpus, 4) == -1, "another GPU's fault taken");
+    hsa_amd_event_t zero = fault(0, 0, 0);
+    CHECK(owner_of(&zero, gpus, 4) == -1, "a zero handle matched an empty slot");
+    hsa_amd_event_t none = ours;
+    none.event_type = (hsa_amd_event_type_t)(HSA_AMD_GPU_MEMORY_FAULT_EVENT + 1);
+    CHECK(owner_of(&none, gpus, 4) == -1, "not a memory fault");
+    CHECK(owner_of(&ours, gpus, 0) == -1, "no GPU open");
+
+    char text[160];
+    devrt_hsa_fault_reasons(HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT | HSA_AMD_MEMORY_FAULT_IMPRECISE,
+                            text, sizeof text);
+    CHECK(!strcmp(text, "page not present, address may be inexact"), "'%s'", text);
+    devrt_hsa_fault_reasons(0, text, sizeof text);
+    CHECK(!strcmp(text, "reason 0x0"), "'%s'", text);
+    devrt_hsa_fault_reasons(HSA_AMD_MEMORY_FAULT_READ_ONLY | 1u << 12, text, sizeof text);
+    CHECK(!strcmp(text, "write to a read-only page, reason 0x1000"), "'%s'", text);
+    devrt_hsa_fault_reasons(~0u, text, 12);
+    CHECK(strlen(text) < 12, "'%s' overflows", text);
 }
 
 static hsa_amd_pointer_info_t record(hsa_amd_pointer_type_t type, uintptr_t agent, uintptr_t host,
@@ -70,6 +116,7 @@ int main(int argc, char **argv)
     hsa_amd_pointer_info_t old = system;
     old.size = (uint32_t)offsetof(hsa_amd_pointer_info_t, global_flags);
     CHECK(access_of(&old, 0x10010, 16, &host) == DEVRT_HSA_ACCESS_DEVICE, "old record");
+    test_faults();
     printf("%s: %d failure%s\n", planted ? "control" : "access", failures,
            failures == 1 ? "" : "s");
     return failures ? 1 : 0;
