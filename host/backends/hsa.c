@@ -188,30 +188,32 @@ static hsa_status_t find_agents(hsa_agent_t agent, void *data)
     return HSA_STATUS_SUCCESS;
 }
 
+/* An agent's pools, as find_pools collects them for devrt_hsa_choose_pools. */
+#define DEVRT_HSA_MAX_POOLS 32
+struct pool_list {
+    struct devrt_hsa_pool pool[DEVRT_HSA_MAX_POOLS];
+    size_t count;
+};
+
 static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
 {
-    struct hsa_backend *b = data;
-    hsa_amd_segment_t segment;
-    uint32_t flags = 0;
-    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
-    if (segment == HSA_AMD_SEGMENT_GROUP) {
-        size_t size = 0;
-        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
-        b->group_segment_limit = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-    }
-    if (segment != HSA_AMD_SEGMENT_GLOBAL)
+    struct pool_list *list = data;
+    if (list->count == DEVRT_HSA_MAX_POOLS)
+        return HSA_STATUS_INFO_BREAK;
+    struct devrt_hsa_pool p = {.handle = pool.handle};
+    /* A pool the runtime cannot describe is left out: the choice never sees it. */
+    if (hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &p.segment) !=
+            HSA_STATUS_SUCCESS ||
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &p.size) !=
+            HSA_STATUS_SUCCESS ||
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                                         &p.alloc_allowed) != HSA_STATUS_SUCCESS)
         return HSA_STATUS_SUCCESS;
-    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
-    if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) && !b->kernarg.handle)
-        b->kernarg = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
-        b->fine = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle) {
-        size_t size = 0;
-        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
-        b->coarse = pool;
-        b->memory_bytes = size;
-    }
+    if (p.segment == HSA_AMD_SEGMENT_GLOBAL &&
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &p.flags) !=
+            HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    list->pool[list->count++] = p;
     return HSA_STATUS_SUCCESS;
 }
 
@@ -308,10 +310,17 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
     if (hsa.hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
     if (memory == DEVRT_MEMORY_HOST) {
-        hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
+        /* Memory the GPU may not reach is no use: it would fault the first kernel. */
+        if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr) != HSA_STATUS_SUCCESS) {
+            hsa.hsa_amd_memory_pool_free(ptr);
+            return NULL;
+        }
         memset(ptr, 0, size);
     } else if (memory == DEVRT_MEMORY_DEVICE) {
-        hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
+        if (hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4) != HSA_STATUS_SUCCESS) {
+            hsa.hsa_amd_memory_pool_free(ptr);
+            return NULL;
+        }
     }
     return ptr;
 }
@@ -380,12 +389,22 @@ static int hsa_open(devrt_device *device, int index)
         hsa.hsa_shut_down();
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: no AMD GPU %d (found %d)", index, seen);
     }
-    hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, b);
-    hsa_amd_memory_pool_t gpu_fine = b->fine;
-    b->fine.handle = 0;
-    hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, b);
-    if (!b->fine.handle)
-        b->fine = gpu_fine;
+    struct pool_list gpu_pools = {0}, cpu_pools = {0};
+    hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, &gpu_pools);
+    hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, &cpu_pools);
+    struct devrt_hsa_pools pools;
+    char why[256];
+    if (devrt_hsa_choose_pools(gpu_pools.pool, gpu_pools.count, cpu_pools.pool, cpu_pools.count,
+                               &pools, why, sizeof why) != 0) {
+        free(b);
+        hsa.hsa_shut_down();
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot use AMD GPU %d: %s", index, why);
+    }
+    b->coarse.handle = pools.coarse;
+    b->fine.handle = pools.fine;
+    b->kernarg.handle = pools.kernarg;
+    b->memory_bytes = pools.memory_bytes;
+    b->group_segment_limit = pools.group_segment_limit;
     uint32_t wave = 64;
     hsa.hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
     hsa.hsa_agent_iterate_isas(b->gpu, find_isa, b);
@@ -400,11 +419,10 @@ static int hsa_open(devrt_device *device, int index)
     if (status == HSA_STATUS_SUCCESS)
         status = hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);
     device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (status != HSA_STATUS_SUCCESS || !b->coarse.handle || !b->fine.handle ||
-        !b->kernarg.handle || !device->doorbell) {
+    if (status != HSA_STATUS_SUCCESS || !device->doorbell) {
         int failure = status != HSA_STATUS_SUCCESS
                           ? hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue")
-                          : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the GPU lacks a memory pool");
+                          : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
         if (b->queue)
             hsa.hsa_queue_destroy(b->queue);
         free(b);
@@ -566,7 +584,11 @@ static int hsa_launch(devrt_module *module, const char *kernel,
         devrt_amdgpu_dispatch_free(&dispatch);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
     }
-    hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
+    if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg) != HSA_STATUS_SUCCESS) {
+        hsa.hsa_amd_memory_pool_free(kernarg);
+        devrt_amdgpu_dispatch_free(&dispatch);
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the GPU may not read the kernel arguments");
+    }
     memcpy(kernarg, dispatch.kernarg, dispatch.kernarg_size);
 
     hsa_signal_t done;

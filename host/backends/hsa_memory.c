@@ -74,3 +74,56 @@ void devrt_hsa_fault_reasons(uint32_t mask, char *out, size_t size)
     if (mask || !used)
         snprintf(out + used, size - used, "%sreason 0x%x", used ? ", " : "", mask);
 }
+
+static bool global(const struct devrt_hsa_pool *pool, uint32_t with, uint32_t without)
+{
+    return pool->segment == HSA_AMD_SEGMENT_GLOBAL && pool->alloc_allowed &&
+           (pool->flags & with) == with && !(pool->flags & without);
+}
+
+/* The first pool of LIST with all of WITH and none of WITHOUT, or NULL. */
+static const struct devrt_hsa_pool *first(const struct devrt_hsa_pool *list, size_t count,
+                                          uint32_t with, uint32_t without)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (global(&list[i], with, without))
+            return &list[i];
+    return NULL;
+}
+
+int devrt_hsa_choose_pools(const struct devrt_hsa_pool *gpu, size_t gpu_count,
+                           const struct devrt_hsa_pool *cpu, size_t cpu_count,
+                           struct devrt_hsa_pools *out, char *why, size_t why_size)
+{
+    const uint32_t fine = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
+    const uint32_t coarse = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    const uint32_t kernarg = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT;
+    *out = (struct devrt_hsa_pools){0};
+    for (size_t i = 0; i < gpu_count; ++i)
+        if (gpu[i].segment == HSA_AMD_SEGMENT_GROUP)
+            out->group_segment_limit =
+                gpu[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)gpu[i].size;
+    const struct devrt_hsa_pool *vram = first(gpu, gpu_count, coarse, 0);
+    /* The kernel argument pool is fine-grained too; another one keeps it for arguments. */
+    const struct devrt_hsa_pool *system = first(cpu, cpu_count, fine, kernarg);
+    if (!system)
+        system = first(cpu, cpu_count, fine, 0);
+    const struct devrt_hsa_pool *arguments = first(cpu, cpu_count, kernarg, 0);
+    if (!arguments)
+        arguments = first(gpu, gpu_count, kernarg, 0);
+    if (!vram)
+        snprintf(why, why_size, "the GPU has no coarse-grained memory pool");
+    else if (!system)
+        snprintf(why, why_size,
+                 "the CPU agent has no fine-grained memory pool; devrt's mailboxes must be in "
+                 "fine-grained system memory, not in the GPU's");
+    else if (!arguments)
+        snprintf(why, why_size, "no kernel argument memory pool");
+    if (!vram || !system || !arguments)
+        return -1;
+    out->coarse = vram->handle;
+    out->memory_bytes = vram->size;
+    out->fine = system->handle;
+    out->kernarg = arguments->handle;
+    return 0;
+}

@@ -8,6 +8,7 @@
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,34 @@ enum devrt_hsa_access {
  */
 enum devrt_hsa_access devrt_hsa_access(const hsa_amd_pointer_info_t *info, uintptr_t address,
                                        size_t size, void **host);
+
+/* A memory pool of an agent, as hsa_amd_memory_pool_get_info describes it. */
+struct devrt_hsa_pool {
+    uint64_t handle;
+    hsa_amd_segment_t segment;
+    uint32_t flags; /* hsa_amd_memory_pool_global_flag_t, for a global pool */
+    size_t size;
+    bool alloc_allowed; /* HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED */
+};
+
+/* The pools the backend allocates from, and what it reports of them. */
+struct devrt_hsa_pools {
+    uint64_t coarse;  /* the GPU's own memory: state blocks, port state words, heaps */
+    uint64_t fine;    /* the CPU's fine-grained memory: mailboxes, buffers, user memory */
+    uint64_t kernarg; /* kernel arguments */
+    uint64_t memory_bytes;
+    uint32_t group_segment_limit; /* LDS bytes per workgroup; 0 if the runtime did not say */
+};
+
+/*
+ * Choose the pools from the GPU agent's and the CPU agent's. Returns 0, or -1 with the
+ * reason in WHY when one is missing. The fine-grained pool must be the CPU's: the host
+ * polls and writes the mailboxes, and the GPU's fine-grained memory (VRAM) is not for the
+ * CPU to touch over PCIe.
+ */
+int devrt_hsa_choose_pools(const struct devrt_hsa_pool *gpu, size_t gpu_count,
+                           const struct devrt_hsa_pool *cpu, size_t cpu_count,
+                           struct devrt_hsa_pools *out, char *why, size_t why_size);
 
 /*
  * What a system event is to devrt: for a memory fault on one of the COUNT GPUs devrt has

@@ -2,7 +2,8 @@
  * The HSA backend's memory decisions (host/backends/hsa_memory.c) against records of the
  * kinds hsa_amd_pointer_info and the system event handler get, made up here: no GPU is
  * needed. Exits 0 when every case holds, 1 otherwise; `hsa_memory_test control` plants
- * bugs (the range check dropped; any fault taken as ours) and must fail.
+ * bugs (the range check dropped; any fault taken as ours; the GPU's fine-grained pool
+ * taken for the CPU's) and must fail.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,6 +68,65 @@ static void test_faults(void)
     CHECK(strlen(text) < 12, "'%s' overflows", text);
 }
 
+static struct devrt_hsa_pool pool(uint64_t handle, uint32_t flags, size_t size)
+{
+    return (struct devrt_hsa_pool){handle, HSA_AMD_SEGMENT_GLOBAL, flags, size, true};
+}
+
+/* The choice of pools; the control falls back to the GPU's fine-grained pool, as hsa.c did. */
+static int choose(const struct devrt_hsa_pool *gpu, size_t gpu_count,
+                  const struct devrt_hsa_pool *cpu, size_t cpu_count, struct devrt_hsa_pools *out,
+                  char *why)
+{
+    if (planted) {
+        struct devrt_hsa_pool both[16];
+        memcpy(both, cpu, cpu_count * sizeof *cpu);
+        memcpy(both + cpu_count, gpu, gpu_count * sizeof *gpu);
+        return devrt_hsa_choose_pools(gpu, gpu_count, both, cpu_count + gpu_count, out, why, 256);
+    }
+    return devrt_hsa_choose_pools(gpu, gpu_count, cpu, cpu_count, out, why, 256);
+}
+
+static void test_pools(void)
+{
+    const uint32_t fine = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
+    const uint32_t coarse = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    const uint32_t kernarg = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT;
+    struct devrt_hsa_pools out;
+    char why[256] = "";
+    /* A discrete GPU as ROCr lists it: VRAM coarse and fine, LDS; system kernarg, fine, coarse. */
+    struct devrt_hsa_pool gpu[] = {pool(1, coarse, 64ull << 30),
+                                   pool(2, fine, 64ull << 30),
+                                   {3, HSA_AMD_SEGMENT_GROUP, 0, 65536, false}};
+    struct devrt_hsa_pool cpu[] = {pool(11, fine | kernarg, 1ull << 40), pool(12, fine, 1ull << 40),
+                                   pool(13, coarse, 1ull << 40)};
+    CHECK(choose(gpu, 3, cpu, 3, &out, why) == 0 && out.coarse == 1 && out.fine == 12 &&
+              out.kernarg == 11 && out.memory_bytes == 64ull << 30 &&
+              out.group_segment_limit == 65536,
+          "discrete: coarse %llu fine %llu kernarg %llu (%s)", (unsigned long long)out.coarse,
+          (unsigned long long)out.fine, (unsigned long long)out.kernarg, why);
+    /* Only the kernel argument pool is fine-grained system memory: it serves both. */
+    CHECK(choose(gpu, 3, cpu, 1, &out, why) == 0 && out.fine == 11 && out.kernarg == 11,
+          "kernarg only: fine %llu", (unsigned long long)out.fine);
+    /* No fine-grained system memory: refused, never the GPU's fine-grained VRAM. */
+    struct devrt_hsa_pool cpu_coarse[] = {pool(13, coarse, 1ull << 40)};
+    int status = choose(gpu, 3, cpu_coarse, 1, &out, why);
+    CHECK(status == -1 && strstr(why, "CPU agent has no fine-grained memory pool"),
+          "no system fine-grained pool: status %d, fine %llu, '%s'", status,
+          (unsigned long long)out.fine, why);
+    /* A pool the runtime will not allocate from does not count. */
+    struct devrt_hsa_pool cpu_locked[] = {pool(11, fine | kernarg, 1 << 20),
+                                          pool(12, fine, 1 << 20)};
+    cpu_locked[1].alloc_allowed = false;
+    CHECK(choose(gpu, 3, cpu_locked, 2, &out, why) == 0 && out.fine == 11, "not allocatable");
+    /* The GPU's own memory must be the GPU's: the system's coarse pool is not it. */
+    CHECK(choose(gpu + 1, 2, cpu, 3, &out, why) == -1 && strstr(why, "no coarse-grained"),
+          "no VRAM: '%s'", why);
+    struct devrt_hsa_pool cpu_plain[] = {pool(12, fine, 1 << 20)};
+    CHECK(choose(gpu, 3, cpu_plain, 1, &out, why) == -1 && strstr(why, "kernel argument"),
+          "no kernarg: '%s'", why);
+}
+
 static hsa_amd_pointer_info_t record(hsa_amd_pointer_type_t type, uintptr_t agent, uintptr_t host,
                                      size_t bytes, uint32_t flags)
 {
@@ -117,6 +177,7 @@ int main(int argc, char **argv)
     old.size = (uint32_t)offsetof(hsa_amd_pointer_info_t, global_flags);
     CHECK(access_of(&old, 0x10010, 16, &host) == DEVRT_HSA_ACCESS_DEVICE, "old record");
     test_faults();
+    test_pools();
     printf("%s: %d failure%s\n", planted ? "control" : "access", failures,
            failures == 1 ? "" : "s");
     return failures ? 1 : 0;
