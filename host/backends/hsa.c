@@ -55,7 +55,7 @@
     X(hsa_signal_destroy)                                                                          \
     X(hsa_signal_store_screlease)                                                                  \
     X(hsa_signal_wait_scacquire)                                                                   \
-    X(hsa_memory_copy)                                                                             \
+    X(hsa_amd_memory_async_copy)                                                                   \
     X(hsa_code_object_reader_create_from_memory)                                                   \
     X(hsa_code_object_reader_destroy)                                                              \
     X(hsa_executable_create_alt)                                                                   \
@@ -146,6 +146,14 @@ struct hsa_backend {
     uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
     bool queue_failed;
+    /*
+     * Copies to and from the GPU's memory pass through this fine-grained host buffer,
+     * which the GPU may reach: the copy engine then needs no host memory of the caller's
+     * locked. One copy at a time, under staging_lock, signalled by `copied`.
+     */
+    pthread_mutex_t staging_lock;
+    void *staging;
+    hsa_signal_t copied;
     /* The last memory fault on this GPU, set by on_system_event under open_lock. */
     bool faulted;
     uint64_t fault_address;
@@ -333,12 +341,51 @@ static void hsa_free_memory(devrt_device *device, void *ptr, enum devrt_memory m
         hsa.hsa_amd_memory_pool_free(ptr);
 }
 
+#define DEVRT_HSA_STAGING_BYTES (64u << 10)
+
+/*
+ * SIZE bytes between the GPU's memory at DEVICE_SIDE and the host's at HOST_SIDE, a
+ * staging buffer at a time, each an asynchronous copy between the two agents' pools
+ * waited for. Returns 0 or -1.
+ */
+static int copy_through_staging(struct hsa_backend *b, void *host_side, void *device_side,
+                                size_t size, bool read)
+{
+    int result = 0;
+    pthread_mutex_lock(&b->staging_lock);
+    for (size_t done = 0, n = 0; done < size && result == 0; done += n) {
+        n = size - done < DEVRT_HSA_STAGING_BYTES ? size - done : DEVRT_HSA_STAGING_BYTES;
+        char *device_at = (char *)device_side + done, *host_at = (char *)host_side + done;
+        if (!read)
+            memcpy(b->staging, host_at, n);
+        hsa.hsa_signal_store_screlease(b->copied, 1);
+        hsa_status_t status = read ? hsa.hsa_amd_memory_async_copy(b->staging, b->cpu, device_at,
+                                                                   b->gpu, n, 0, NULL, b->copied)
+                                   : hsa.hsa_amd_memory_async_copy(device_at, b->gpu, b->staging,
+                                                                   b->cpu, n, 0, NULL, b->copied);
+        if (status != HSA_STATUS_SUCCESS) {
+            result = -1;
+            break;
+        }
+        /* The acquire wait makes the engine's writes to the staging buffer visible. */
+        while (hsa.hsa_signal_wait_scacquire(b->copied, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                             HSA_WAIT_STATE_BLOCKED) >= 1)
+            ;
+        if (read)
+            memcpy(host_at, b->staging, n);
+    }
+    pthread_mutex_unlock(&b->staging_lock);
+    return result;
+}
+
 /*
  * SIZE bytes at the device address DEVICE_SIDE (src when reading, dst when writing), which
  * may be one the device made up (a string's): the runtime must place the whole range in
- * one of its allocations, or the copy fails instead of faulting.
+ * one of its allocations, or the copy fails instead of faulting. Host memory is copied by
+ * the host itself, the GPU's by the copy engine through the staging buffer; no
+ * hsa_memory_copy, which copies any address it cannot place as host memory.
  */
-static int hsa_copy(void *dst, const void *src, size_t size, bool read)
+static int hsa_copy(struct hsa_backend *b, void *dst, const void *src, size_t size, bool read)
 {
     if (size == 0)
         return 0;
@@ -352,19 +399,37 @@ static int hsa_copy(void *dst, const void *src, size_t size, bool read)
     case DEVRT_HSA_ACCESS_HOST: memcpy(read ? dst : host, read ? host : src, size); return 0;
     case DEVRT_HSA_ACCESS_DEVICE: break;
     }
-    return hsa.hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+    return read ? copy_through_staging(b, dst, (void *)src, size, true)
+                : copy_through_staging(b, (void *)src, dst, size, false);
 }
 
 static int hsa_read(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    (void)device;
-    return hsa_copy(dst, src, size, true);
+    return hsa_copy(device->backend, dst, src, size, true);
 }
 
 static int hsa_write(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    (void)device;
-    return hsa_copy(dst, src, size, false);
+    return hsa_copy(device->backend, dst, src, size, false);
+}
+
+/* Everything hsa_open made, as far as it got, and the runtime's reference. */
+static void release_backend(devrt_device *device)
+{
+    struct hsa_backend *b = device->backend;
+    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
+    device->doorbell = NULL;
+    hsa_free_memory(device, b->staging, DEVRT_MEMORY_HOST);
+    if (b->copied.handle)
+        hsa.hsa_signal_destroy(b->copied);
+    if (b->doorbell.handle)
+        hsa.hsa_signal_destroy(b->doorbell);
+    if (b->queue)
+        hsa.hsa_queue_destroy(b->queue);
+    pthread_mutex_destroy(&b->staging_lock);
+    free(b);
+    device->backend = NULL;
+    hsa.hsa_shut_down();
 }
 
 static int hsa_open(devrt_device *device, int index)
@@ -414,27 +479,26 @@ static int hsa_open(devrt_device *device, int index)
     device->backend = b;
     device->wave_size = wave;
 
+    pthread_mutex_init(&b->staging_lock, NULL);
     hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
                                                UINT32_MAX, UINT32_MAX, &b->queue);
     if (status == HSA_STATUS_SUCCESS)
         status = hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);
-    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (status != HSA_STATUS_SUCCESS || !device->doorbell) {
-        int failure = status != HSA_STATUS_SUCCESS
-                          ? hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue")
-                          : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
-        if (b->queue)
-            hsa.hsa_queue_destroy(b->queue);
-        free(b);
-        hsa.hsa_shut_down();
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa.hsa_signal_create(0, 0, NULL, &b->copied);
+    if (status != HSA_STATUS_SUCCESS) {
+        int failure = hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue");
+        release_backend(device);
         return failure;
     }
+    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
+    b->staging = hsa_alloc_memory(device, DEVRT_HSA_STAGING_BYTES, DEVRT_MEMORY_HOST);
+    if (!device->doorbell || !b->staging) {
+        release_backend(device);
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
+    }
     if (!track_open(b)) {
-        hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
-        hsa.hsa_signal_destroy(b->doorbell);
-        hsa.hsa_queue_destroy(b->queue);
-        free(b);
-        hsa.hsa_shut_down();
+        release_backend(device);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: more than %d GPUs open at once",
                           DEVRT_HSA_MAX_OPEN);
     }
@@ -444,14 +508,8 @@ static int hsa_open(devrt_device *device, int index)
 
 static void hsa_close(devrt_device *device)
 {
-    struct hsa_backend *b = device->backend;
-    track_close(b);
-    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
-    hsa.hsa_signal_destroy(b->doorbell);
-    if (b->queue)
-        hsa.hsa_queue_destroy(b->queue);
-    free(b);
-    hsa.hsa_shut_down();
+    track_close(device->backend);
+    release_backend(device);
 }
 
 static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
