@@ -17,6 +17,7 @@
  * tests).
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <link.h>
@@ -27,6 +28,7 @@
 
 #include "amdgpu_dispatch.h"
 #include "amdgpu_metadata.h"
+#include "hsa_memory.h"
 #include "runtime.h"
 
 #define DEVRT_HSA_LIBRARY "libhsa-runtime64.so.1"
@@ -53,7 +55,7 @@
     X(hsa_signal_destroy)                                                                          \
     X(hsa_signal_store_screlease)                                                                  \
     X(hsa_signal_wait_scacquire)                                                                   \
-    X(hsa_memory_copy)                                                                             \
+    X(hsa_amd_memory_async_copy)                                                                   \
     X(hsa_code_object_reader_create_from_memory)                                                   \
     X(hsa_code_object_reader_destroy)                                                              \
     X(hsa_executable_create_alt)                                                                   \
@@ -69,7 +71,9 @@
     X(hsa_amd_agents_allow_access)                                                                 \
     X(hsa_amd_memory_fill)                                                                         \
     X(hsa_agent_iterate_isas)                                                                      \
-    X(hsa_isa_get_info_alt)
+    X(hsa_isa_get_info_alt)                                                                        \
+    X(hsa_amd_pointer_info)                                                                        \
+    X(hsa_amd_register_system_event_handler)
 
 /* Every call into the runtime goes through this table, filled once by open_library. */
 static struct {
@@ -142,7 +146,30 @@ struct hsa_backend {
     uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
     bool queue_failed;
+    /*
+     * Copies to and from the GPU's memory pass through this fine-grained host buffer,
+     * which the GPU may reach: the copy engine then needs no host memory of the caller's
+     * locked. One copy at a time, under staging_lock, signalled by `copied`.
+     */
+    pthread_mutex_t staging_lock;
+    void *staging;
+    hsa_signal_t copied;
+    /* The last memory fault on this GPU, set by on_system_event under open_lock. */
+    bool faulted;
+    uint64_t fault_address;
+    uint32_t fault_reasons;
 };
+
+/*
+ * The GPUs devrt has open, for the runtime's system event handler, which gets no device:
+ * the runtime takes one handler per process and none can be removed, so one handler
+ * serves every device and finds the faulting one here.
+ */
+#define DEVRT_HSA_MAX_OPEN 64
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hsa_backend *open_backends[DEVRT_HSA_MAX_OPEN];
+static size_t open_count;
+static bool handler_registered;
 
 struct hsa_module {
     hsa_executable_t executable;
@@ -169,30 +196,32 @@ static hsa_status_t find_agents(hsa_agent_t agent, void *data)
     return HSA_STATUS_SUCCESS;
 }
 
+/* An agent's pools, as find_pools collects them for devrt_hsa_choose_pools. */
+#define DEVRT_HSA_MAX_POOLS 32
+struct pool_list {
+    struct devrt_hsa_pool pool[DEVRT_HSA_MAX_POOLS];
+    size_t count;
+};
+
 static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
 {
-    struct hsa_backend *b = data;
-    hsa_amd_segment_t segment;
-    uint32_t flags = 0;
-    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment);
-    if (segment == HSA_AMD_SEGMENT_GROUP) {
-        size_t size = 0;
-        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
-        b->group_segment_limit = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-    }
-    if (segment != HSA_AMD_SEGMENT_GLOBAL)
+    struct pool_list *list = data;
+    if (list->count == DEVRT_HSA_MAX_POOLS)
+        return HSA_STATUS_INFO_BREAK;
+    struct devrt_hsa_pool p = {.handle = pool.handle};
+    /* A pool the runtime cannot describe is left out: the choice never sees it. */
+    if (hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &p.segment) !=
+            HSA_STATUS_SUCCESS ||
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &p.size) !=
+            HSA_STATUS_SUCCESS ||
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                                         &p.alloc_allowed) != HSA_STATUS_SUCCESS)
         return HSA_STATUS_SUCCESS;
-    hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
-    if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) && !b->kernarg.handle)
-        b->kernarg = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !b->fine.handle)
-        b->fine = pool;
-    else if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED) && !b->coarse.handle) {
-        size_t size = 0;
-        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
-        b->coarse = pool;
-        b->memory_bytes = size;
-    }
+    if (p.segment == HSA_AMD_SEGMENT_GLOBAL &&
+        hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &p.flags) !=
+            HSA_STATUS_SUCCESS)
+        return HSA_STATUS_SUCCESS;
+    list->pool[list->count++] = p;
     return HSA_STATUS_SUCCESS;
 }
 
@@ -219,6 +248,68 @@ static void queue_error(hsa_status_t status, hsa_queue_t *queue, void *data)
     __atomic_store_n(&((struct hsa_backend *)data)->queue_failed, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * A memory fault on one of our GPUs is reported as the running launch's failure, and the
+ * queue recreated: returning success keeps ROCr from aborting the process.
+ */
+static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
+{
+    (void)data;
+    pthread_mutex_lock(&open_lock);
+    uint64_t gpus[DEVRT_HSA_MAX_OPEN];
+    for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
+        gpus[i] = open_backends[i] ? open_backends[i]->gpu.handle : 0;
+    int owner = devrt_hsa_fault_owner(event, gpus, DEVRT_HSA_MAX_OPEN);
+    if (owner >= 0) {
+        struct hsa_backend *b = open_backends[owner];
+        b->faulted = true;
+        b->fault_address = event->memory_fault.virtual_address;
+        b->fault_reasons = event->memory_fault.fault_reason_mask;
+        /* Pairs with the acquire loads of hsa_launch's wait, which then stops waiting. */
+        __atomic_store_n(&b->queue_failed, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&open_lock);
+    return owner >= 0 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+}
+
+/* Adds B to the open GPUs, and registers the handler with the first; false when full. */
+static bool track_open(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&open_lock);
+    size_t slot = 0;
+    while (slot < DEVRT_HSA_MAX_OPEN && open_backends[slot])
+        ++slot;
+    if (slot < DEVRT_HSA_MAX_OPEN) {
+        open_backends[slot] = b;
+        open_count++;
+        /*
+         * HSA_STATUS_ERROR says a handler is registered already: ours, while the runtime
+         * stayed up since the last device closed, or another user's, which then gets the
+         * faults (docs/runtime.md).
+         */
+        if (!handler_registered) {
+            hsa_status_t r = hsa.hsa_amd_register_system_event_handler(on_system_event, NULL);
+            handler_registered = r == HSA_STATUS_SUCCESS || r == HSA_STATUS_ERROR;
+        }
+    }
+    pthread_mutex_unlock(&open_lock);
+    return slot < DEVRT_HSA_MAX_OPEN;
+}
+
+static void track_close(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&open_lock);
+    for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
+        if (open_backends[i] == b) {
+            open_backends[i] = NULL;
+            open_count--;
+        }
+    /* hsa_shut_down may take the runtime, and our registration with it, down. */
+    if (open_count == 0)
+        handler_registered = false;
+    pthread_mutex_unlock(&open_lock);
+}
+
 static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct hsa_backend *b = device->backend;
@@ -227,10 +318,17 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
     if (hsa.hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
     if (memory == DEVRT_MEMORY_HOST) {
-        hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr);
+        /* Memory the GPU may not reach is no use: it would fault the first kernel. */
+        if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr) != HSA_STATUS_SUCCESS) {
+            hsa.hsa_amd_memory_pool_free(ptr);
+            return NULL;
+        }
         memset(ptr, 0, size);
     } else if (memory == DEVRT_MEMORY_DEVICE) {
-        hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4);
+        if (hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4) != HSA_STATUS_SUCCESS) {
+            hsa.hsa_amd_memory_pool_free(ptr);
+            return NULL;
+        }
     }
     return ptr;
 }
@@ -243,10 +341,95 @@ static void hsa_free_memory(devrt_device *device, void *ptr, enum devrt_memory m
         hsa.hsa_amd_memory_pool_free(ptr);
 }
 
-static int hsa_copy(devrt_device *device, void *dst, const void *src, size_t size)
+#define DEVRT_HSA_STAGING_BYTES (64u << 10)
+
+/*
+ * SIZE bytes between the GPU's memory at DEVICE_SIDE and the host's at HOST_SIDE, a
+ * staging buffer at a time, each an asynchronous copy between the two agents' pools
+ * waited for. Returns 0 or -1.
+ */
+static int copy_through_staging(struct hsa_backend *b, void *host_side, void *device_side,
+                                size_t size, bool read)
 {
-    (void)device;
-    return hsa.hsa_memory_copy(dst, src, size) == HSA_STATUS_SUCCESS ? 0 : -1;
+    int result = 0;
+    pthread_mutex_lock(&b->staging_lock);
+    for (size_t done = 0, n = 0; done < size && result == 0; done += n) {
+        n = size - done < DEVRT_HSA_STAGING_BYTES ? size - done : DEVRT_HSA_STAGING_BYTES;
+        char *device_at = (char *)device_side + done, *host_at = (char *)host_side + done;
+        if (!read)
+            memcpy(b->staging, host_at, n);
+        hsa.hsa_signal_store_screlease(b->copied, 1);
+        hsa_status_t status = read ? hsa.hsa_amd_memory_async_copy(b->staging, b->cpu, device_at,
+                                                                   b->gpu, n, 0, NULL, b->copied)
+                                   : hsa.hsa_amd_memory_async_copy(device_at, b->gpu, b->staging,
+                                                                   b->cpu, n, 0, NULL, b->copied);
+        if (status != HSA_STATUS_SUCCESS) {
+            result = -1;
+            break;
+        }
+        /* The acquire wait makes the engine's writes to the staging buffer visible. */
+        while (hsa.hsa_signal_wait_scacquire(b->copied, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                             HSA_WAIT_STATE_BLOCKED) >= 1)
+            ;
+        if (read)
+            memcpy(host_at, b->staging, n);
+    }
+    pthread_mutex_unlock(&b->staging_lock);
+    return result;
+}
+
+/*
+ * SIZE bytes at the device address DEVICE_SIDE (src when reading, dst when writing), which
+ * may be one the device made up (a string's): the runtime must place the whole range in
+ * one of its allocations, or the copy fails instead of faulting. Host memory is copied by
+ * the host itself, the GPU's by the copy engine through the staging buffer; no
+ * hsa_memory_copy, which copies any address it cannot place as host memory.
+ */
+static int hsa_copy(struct hsa_backend *b, void *dst, const void *src, size_t size, bool read)
+{
+    if (size == 0)
+        return 0;
+    const void *device_side = read ? src : dst;
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (hsa.hsa_amd_pointer_info(device_side, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return -1;
+    void *host = NULL;
+    switch (devrt_hsa_access(&info, (uintptr_t)device_side, size, &host)) {
+    case DEVRT_HSA_ACCESS_NONE: return -1;
+    case DEVRT_HSA_ACCESS_HOST: memcpy(read ? dst : host, read ? host : src, size); return 0;
+    case DEVRT_HSA_ACCESS_DEVICE: break;
+    }
+    return read ? copy_through_staging(b, dst, (void *)src, size, true)
+                : copy_through_staging(b, (void *)src, dst, size, false);
+}
+
+static int hsa_read(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    return hsa_copy(device->backend, dst, src, size, true);
+}
+
+static int hsa_write(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    return hsa_copy(device->backend, dst, src, size, false);
+}
+
+/* Everything hsa_open made, as far as it got, and the runtime's reference. */
+static void release_backend(devrt_device *device)
+{
+    struct hsa_backend *b = device->backend;
+    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
+    device->doorbell = NULL;
+    hsa_free_memory(device, b->staging, DEVRT_MEMORY_HOST);
+    if (b->copied.handle)
+        hsa.hsa_signal_destroy(b->copied);
+    if (b->doorbell.handle)
+        hsa.hsa_signal_destroy(b->doorbell);
+    if (b->queue)
+        hsa.hsa_queue_destroy(b->queue);
+    pthread_mutex_destroy(&b->staging_lock);
+    free(b);
+    device->backend = NULL;
+    hsa.hsa_shut_down();
 }
 
 static int hsa_open(devrt_device *device, int index)
@@ -271,12 +454,22 @@ static int hsa_open(devrt_device *device, int index)
         hsa.hsa_shut_down();
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: no AMD GPU %d (found %d)", index, seen);
     }
-    hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, b);
-    hsa_amd_memory_pool_t gpu_fine = b->fine;
-    b->fine.handle = 0;
-    hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, b);
-    if (!b->fine.handle)
-        b->fine = gpu_fine;
+    struct pool_list gpu_pools = {0}, cpu_pools = {0};
+    hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, &gpu_pools);
+    hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, &cpu_pools);
+    struct devrt_hsa_pools pools;
+    char why[256];
+    if (devrt_hsa_choose_pools(gpu_pools.pool, gpu_pools.count, cpu_pools.pool, cpu_pools.count,
+                               &pools, why, sizeof why) != 0) {
+        free(b);
+        hsa.hsa_shut_down();
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot use AMD GPU %d: %s", index, why);
+    }
+    b->coarse.handle = pools.coarse;
+    b->fine.handle = pools.fine;
+    b->kernarg.handle = pools.kernarg;
+    b->memory_bytes = pools.memory_bytes;
+    b->group_segment_limit = pools.group_segment_limit;
     uint32_t wave = 64;
     hsa.hsa_agent_get_info(b->gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave);
     hsa.hsa_agent_iterate_isas(b->gpu, find_isa, b);
@@ -286,21 +479,28 @@ static int hsa_open(devrt_device *device, int index)
     device->backend = b;
     device->wave_size = wave;
 
+    pthread_mutex_init(&b->staging_lock, NULL);
     hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
                                                UINT32_MAX, UINT32_MAX, &b->queue);
     if (status == HSA_STATUS_SUCCESS)
         status = hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);
-    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (status != HSA_STATUS_SUCCESS || !b->coarse.handle || !b->fine.handle ||
-        !b->kernarg.handle || !device->doorbell) {
-        int failure = status != HSA_STATUS_SUCCESS
-                          ? hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue")
-                          : devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the GPU lacks a memory pool");
-        if (b->queue)
-            hsa.hsa_queue_destroy(b->queue);
-        free(b);
-        hsa.hsa_shut_down();
+    if (status == HSA_STATUS_SUCCESS)
+        status = hsa.hsa_signal_create(0, 0, NULL, &b->copied);
+    if (status != HSA_STATUS_SUCCESS) {
+        int failure = hsa_failed(DEVRT_ERROR_BACKEND, status, "creating the queue");
+        release_backend(device);
         return failure;
+    }
+    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
+    b->staging = hsa_alloc_memory(device, DEVRT_HSA_STAGING_BYTES, DEVRT_MEMORY_HOST);
+    if (!device->doorbell || !b->staging) {
+        release_backend(device);
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
+    }
+    if (!track_open(b)) {
+        release_backend(device);
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: more than %d GPUs open at once",
+                          DEVRT_HSA_MAX_OPEN);
     }
     device->doorbell->signal = b->doorbell.handle;
     return DEVRT_SUCCESS;
@@ -308,12 +508,8 @@ static int hsa_open(devrt_device *device, int index)
 
 static void hsa_close(devrt_device *device)
 {
-    struct hsa_backend *b = device->backend;
-    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
-    hsa.hsa_signal_destroy(b->doorbell);
-    hsa.hsa_queue_destroy(b->queue);
-    free(b);
-    hsa.hsa_shut_down();
+    track_close(device->backend);
+    release_backend(device);
 }
 
 static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
@@ -372,6 +568,42 @@ static void hsa_unload(devrt_module *module)
     free(m);
 }
 
+/*
+ * The queue failed while KERNEL ran, on a memory fault (on_system_event) or another error
+ * of the queue: the launch fails with what is known, reported as an exception is, and a
+ * new queue replaces the failed one, which takes no more packets.
+ */
+static int queue_failed(devrt_module *module, const char *kernel)
+{
+    struct hsa_backend *b = module->device->backend;
+    char text[512];
+    pthread_mutex_lock(&open_lock);
+    if (b->faulted) {
+        char reasons[160];
+        devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
+        snprintf(text, sizeof text,
+                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 " (%s)", kernel,
+                 b->fault_address, reasons);
+    } else {
+        snprintf(text, sizeof text, "kernel %s: the HSA queue failed while it ran", kernel);
+    }
+    b->faulted = false;
+    pthread_mutex_unlock(&open_lock);
+    hsa.hsa_queue_destroy(b->queue);
+    b->queue = NULL;
+    __atomic_store_n(&b->queue_failed, false, __ATOMIC_RELAXED); /* no launch runs now */
+    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
+                                               UINT32_MAX, UINT32_MAX, &b->queue);
+    if (module->report_file) {
+        fprintf(module->report_file, "%s\n", text);
+        fflush(module->report_file);
+    }
+    if (status != HSA_STATUS_SUCCESS)
+        return hsa_failed(DEVRT_ERROR_LAUNCH, status,
+                          "the queue failed, and a new one was refused");
+    return devrt_fail(DEVRT_ERROR_LAUNCH, "%s", text);
+}
+
 static int hsa_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -380,6 +612,9 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     struct hsa_module *m = module->backend;
     if (!module->metadata)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
+    if (!b->queue)
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: no queue: a fault failed the last one, and "
+                                              "the runtime refused a new one");
     struct devrt_amdgpu_agent agent = {
         .isa = b->isa[0] ? b->isa : NULL,
         .group_segment_limit = b->group_segment_limit,
@@ -407,7 +642,11 @@ static int hsa_launch(devrt_module *module, const char *kernel,
         devrt_amdgpu_dispatch_free(&dispatch);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
     }
-    hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg);
+    if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg) != HSA_STATUS_SUCCESS) {
+        hsa.hsa_amd_memory_pool_free(kernarg);
+        devrt_amdgpu_dispatch_free(&dispatch);
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the GPU may not read the kernel arguments");
+    }
     memcpy(kernarg, dispatch.kernarg, dispatch.kernarg_size);
 
     hsa_signal_t done;
@@ -449,8 +688,7 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     hsa.hsa_signal_destroy(done);
     hsa.hsa_amd_memory_pool_free(kernarg);
     if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the queue failed while %s ran (memory fault?)",
-                          kernel);
+        return queue_failed(module, kernel);
     return DEVRT_SUCCESS;
 }
 
@@ -489,8 +727,8 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .close = hsa_close,
     .alloc = hsa_alloc_memory,
     .free = hsa_free_memory,
-    .read = hsa_copy,
-    .write = hsa_copy,
+    .read = hsa_read,
+    .write = hsa_write,
     .load = hsa_load,
     .unload = hsa_unload,
     .launch = hsa_launch,

@@ -188,15 +188,41 @@ void devrt_module_set_report_file(devrt_module *module, FILE *file)
     module->report_file = file;
 }
 
-/* Read a NUL-terminated device string with a bound; "" when it cannot be read. */
+/*
+ * Device strings are read in chunks that never cross a multiple of this, so a chunk never
+ * spans two pages: one that fails holds an unreadable byte, not only bytes past the end.
+ */
+#define DEVRT_STRING_CHUNK 64u
+
+/*
+ * Read a NUL-terminated device string with a bound, through the backend's read, which
+ * checks the address first. A chunk that fails is read again a byte at a time up to the
+ * NUL: the string's allocation may end inside it. What cannot be read is reported, never
+ * faulted on.
+ */
 static void read_device_string(devrt_device *device, uint64_t address, char *out, size_t size)
 {
     size_t n = 0;
-    if (address)
-        for (; n + 1 < size; ++n)
-            if (device->ops->read(device, &out[n], (const char *)(uintptr_t)address + n, 1) != 0 ||
-                out[n] == '\0')
-                break;
+    while (address && n + 1 < size) {
+        uint64_t at = address + n;
+        size_t chunk = DEVRT_STRING_CHUNK - (size_t)(at % DEVRT_STRING_CHUNK);
+        if (chunk > size - 1 - n)
+            chunk = size - 1 - n;
+        if (device->ops->read(device, out + n, (const char *)(uintptr_t)at, chunk) != 0) {
+            for (size_t i = 0; i < chunk; ++i) {
+                if (device->ops->read(device, out + n + i, (const char *)(uintptr_t)at + i, 1) !=
+                    0) {
+                    snprintf(out, size, "(unreadable string at 0x%" PRIx64 ")", address);
+                    return;
+                }
+                if (out[n + i] == '\0')
+                    return;
+            }
+        } else if (memchr(out + n, '\0', chunk)) {
+            return;
+        }
+        n += chunk;
+    }
     out[n] = '\0';
 }
 
@@ -277,6 +303,17 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     pthread_mutex_unlock(&module->error_lock);
 
     status = ops->launch(module, kernel, config, args, arg_count);
+    if (status == DEVRT_ERROR_LAUNCH) {
+        /*
+         * The kernel ran and failed (a memory fault on HSA): what it sent is still served,
+         * and the ports its waves held are taken back. The launch's own error stands.
+         */
+        char why[sizeof module->request_error];
+        snprintf(why, sizeof why, "%s", devrt_last_error());
+        devrt_server_drain(device, module);
+        devrt_server_reclaim_ports(device, module);
+        return devrt_fail(status, "%s", why);
+    }
     if (status != DEVRT_SUCCESS)
         return status;
     /* Everything the kernel sent, its output included, is taken before anything is reported. */
@@ -290,6 +327,10 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     if (ops->read(device, &record, &module->state->exception, sizeof record) != 0)
         return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the exception record");
     if (record.word) {
+        /* Only a raise (or a fault, which fails the launch) ends a wave holding a port. */
+        status = devrt_server_reclaim_ports(device, module);
+        if (status != DEVRT_SUCCESS)
+            return status;
         describe_exception(module, kernel, config, &record, report);
         status = DEVRT_ERROR_EXCEPTION;
     } else {

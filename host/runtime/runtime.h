@@ -156,6 +156,8 @@ void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);
 /* Wait until the server has taken every request the module's kernels sent. */
 void devrt_server_drain(devrt_device *device, devrt_module *module);
+/* After a drained launch that raised: unlock the ports that ended waves left locked. */
+int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
 
 /* heap.c */
 int devrt_heap_attach(devrt_module *module);

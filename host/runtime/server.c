@@ -428,6 +428,43 @@ void devrt_server_drain(devrt_device *device, devrt_module *module)
     pthread_mutex_unlock(&server->lock);
 }
 
+/*
+ * A wave that ends while it holds a port (a lane raising between devrt_printf_begin and
+ * devrt_printf_end; on AMD s_endpgm ends the whole wave) leaves the port's state word
+ * LOCKED, and after as many such launches as there are ports every request would wait
+ * forever. Once the kernel has ended and been drained no wave holds a port, so every LOCKED
+ * word is a leak: it gets the outbox value the device last wrote (host memory, which the
+ * dead wave may have flipped since it took the port) and SETTLED, since drained means the
+ * server has handed every port back. Like the exception record, this assumes no other
+ * launch of the module is running.
+ */
+int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
+{
+    const struct devrt_rpc_channel *channel = &module->host_channel;
+    size_t bytes = channel->port_count * sizeof(uint32_t);
+    uint32_t *state = malloc(bytes);
+    if (!state)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory to check the RPC ports");
+    int status = DEVRT_SUCCESS;
+    if (device->ops->read(device, state, channel->state, bytes) != 0) {
+        status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the RPC ports' state");
+    } else {
+        bool leaked = false;
+        for (uint32_t i = 0; i < channel->port_count; ++i) {
+            if (!(state[i] & DEVRT_RPC_PORT_LOCKED))
+                continue;
+            /* The kernel has ended: the relaxed load pairs with nothing still running. */
+            uint32_t outbox = __atomic_load_n(&channel->outbox[i], __ATOMIC_RELAXED);
+            state[i] = (outbox ? DEVRT_RPC_PORT_OUTBOX : 0u) | DEVRT_RPC_PORT_SETTLED;
+            leaked = true;
+        }
+        if (leaked && device->ops->write(device, channel->state, state, bytes) != 0)
+            status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot take back the RPC ports");
+    }
+    free(state);
+    return status;
+}
+
 int devrt_register_hostcall(devrt_device *device, uint32_t service, devrt_hostcall_fn *fn,
                             void *context)
 {

@@ -128,6 +128,9 @@ static void test_rpc(const char *path)
         {"barrier_sum", 2, {{0, 8, pointer}, {8, 8, pointer}}, 16},
         {"divergent_echo", 3, {{0, 8, pointer}, {8, 8, pointer}, {16, 4, value}}, 20},
         {"divergent_hostcall", 2, {{0, 8, pointer}, {8, 4, value}}, 12},
+        {"raise_holding_port", 1, {{0, 4, value}}, 4},
+        {"count_locked_ports", 1, {{0, 8, pointer}}, 8},
+        {"raise_with_string", 1, {{0, 8, value}}, 8},
     };
     struct devrt_amdgpu_metadata *m = read_metadata(path);
     CHECK(m->version[0] == 1 && m->version[1] >= 1, "metadata version %u.%u", m->version[0],

@@ -129,6 +129,82 @@ static void test_raise_mid_request(void)
     test_echo(4, 16, 300, 2);
 }
 
+/*
+ * Waves that end holding a port (a raise between devrt_printf_begin and devrt_printf_end)
+ * must not leak it: each launch takes such ports back. The kernel counts the locked ports
+ * after every launch, so a leak fails at its first launch; without the count, launch
+ * ports + 1 would wait forever for a free port. The raising lane is alone in its grid and
+ * always tries port 0 first, and every other launch has flipped that port's outbox word:
+ * a port taken back with the wrong outbox value would hang the launch after it.
+ */
+static void test_raise_holding_port(void)
+{
+    uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
+    struct devrt_arg count_args[] = {DEVRT_ARG_PTR(out)};
+    struct devrt_launch_config one = grid1(1, 1);
+    CHECK(devrt_launch(module, "count_locked_ports", &one, count_args, 1, NULL) == DEVRT_SUCCESS,
+          "%s", devrt_last_error());
+    uint32_t ports = out[1];
+    CHECK(out[0] == 0 && ports == 16, "%u of %u ports locked before any launch", out[0], ports);
+    devrt_module_set_report_file(module, NULL);
+    uint32_t launches = 0;
+    for (uint32_t i = 0; i <= ports && failures == 0; ++i) {
+        struct devrt_arg args[] = {DEVRT_ARG_UINT(i & 1)};
+        struct devrt_launch_report report;
+        int status = devrt_launch(module, "raise_holding_port", &one, args, 1, &report);
+        CHECK(status == DEVRT_ERROR_EXCEPTION && strstr(report.text, "raised holding a port"),
+              "launch %u: status %d, report '%s'", i + 1, status, report.text);
+        CHECK(devrt_launch(module, "count_locked_ports", &one, count_args, 1, NULL) ==
+                  DEVRT_SUCCESS,
+              "%s", devrt_last_error());
+        CHECK(out[0] == 0, "%u of %u ports left locked after launch %u", out[0], ports, i + 1);
+        launches++;
+    }
+    printf("%u launches ended holding a port; %u of %u ports locked after the last\n", launches,
+           out[0], ports);
+    devrt_mem_free(device, out);
+    /* The ports serve the next launch's requests as before. */
+    if (failures == 0)
+        test_echo(2, 32, 300, 2);
+}
+
+/* The report of a raise whose message is at `message`. */
+static void raise_with_string(uint64_t message, struct devrt_launch_report *report)
+{
+    struct devrt_arg args[] = {DEVRT_ARG_U64(message)};
+    struct devrt_launch_config one = grid1(1, 1);
+    devrt_module_set_report_file(module, NULL);
+    int status = devrt_launch(module, "raise_with_string", &one, args, 1, report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d: %s", status, devrt_last_error());
+    CHECK(strstr(report->file, "rpc.c") != NULL, "file '%s'", report->file);
+}
+
+/*
+ * A message at an address no memory is mapped at is reported as unreadable, and the
+ * process lives. Controls: a message that ends a few bytes before its allocation does (the
+ * chunk that holds it runs past the allocation), and one that spans several chunks.
+ */
+static void test_bad_string(void)
+{
+    struct devrt_launch_report report;
+    raise_with_string(0x10, &report);
+    CHECK(strstr(report.message, "unreadable string at 0x10") != NULL, "message '%s'",
+          report.message);
+    printf("%s\n", report.text);
+
+    char *block = devrt_mem_alloc(device, 200);
+    memcpy(block + 195, "end", 4);
+    raise_with_string((uint64_t)(uintptr_t)(block + 195), &report);
+    CHECK(strcmp(report.message, "end") == 0, "message '%s'", report.message);
+    for (int i = 0; i < 150; ++i)
+        block[i] = (char)('a' + i % 26);
+    block[150] = '\0';
+    raise_with_string((uint64_t)(uintptr_t)(block + 3), &report);
+    CHECK(strlen(report.message) == 147 && memcmp(report.message, block + 3, 147) == 0,
+          "message '%s'", report.message);
+    devrt_mem_free(device, block);
+}
+
 static void test_barrier(void)
 {
     const uint32_t groups = 6, block = 64, n = groups * block;
@@ -228,8 +304,12 @@ int main(int argc, char **argv)
     }
     enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
     on_emu = backend == DEVRT_BACKEND_EMU;
-    /* Fewer ports than live lanes, so that every port is contended. */
-    struct devrt_device_options options = {.rpc_ports = 64};
+    /*
+     * Fewer ports than live lanes, so that every port is contended; raise_holding_port
+     * launches more times than there are ports, so it has few.
+     */
+    struct devrt_device_options options = {.rpc_ports =
+                                               strcmp(argv[2], "raise_holding_port") ? 64 : 16};
     int exit_code = harness_open(backend, &options, argv[1], &device, NULL);
     if (exit_code)
         return exit_code;
@@ -254,6 +334,10 @@ int main(int argc, char **argv)
         test_exception();
     } else if (!strcmp(test, "raise_mid_request")) {
         test_raise_mid_request();
+    } else if (!strcmp(test, "raise_holding_port")) {
+        test_raise_holding_port();
+    } else if (!strcmp(test, "bad_string")) {
+        test_bad_string();
     } else if (!strcmp(test, "barrier")) {
         test_barrier();
     } else if (!strcmp(test, "divergent")) {

@@ -3,6 +3,7 @@
  * own round trips and counts failures, so the host asserts on one number per test.
  */
 #include <devrt/devrt.h>
+#include <devrt/rpc.h>
 
 static uint64_t fnv1a(const uint8_t *data, uint32_t size)
 {
@@ -119,4 +120,38 @@ DEVRT_KERNEL2(divergent_hostcall, uint64_t *, out, uint32_t, service)
         out[id] = devrt_hostcall(service, id, id * 3, 0, 0);
     else
         out[id] = ~id;
+}
+
+/*
+ * The only lane takes a port for a printf and raises before it ends the printf, so its
+ * wave ends holding the port. A long format is streamed: its first packet has flipped the
+ * port's outbox word before the raise, which the port's next holder must know.
+ */
+DEVRT_KERNEL1(raise_holding_port, uint32_t, long_format)
+{
+    struct devrt_printf_state state = {0};
+    devrt_printf_begin(&state, devrt_printf_output_context(),
+                       long_format ? "a format longer than one packet, so that the port's first "
+                                     "packet is sent before the raise: %d\n"
+                                   : "short %d\n");
+    DEVRT_THROW(DEVRT_EXCEPTION_BOUNDS, "raised holding a port");
+}
+
+/* out[0] = how many ports are locked, out[1] = how many the channel has. Run by one lane. */
+DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
+{
+    const struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
+    uint32_t locked = 0;
+    for (uint32_t i = 0; i < channel->port_count; ++i)
+        locked +=
+            (__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED) & DEVRT_RPC_PORT_LOCKED) != 0;
+    out[0] = locked;
+    out[1] = channel->port_count;
+}
+
+/* Raise with a message at `message`, a device address that may be anything. */
+DEVRT_KERNEL1(raise_with_string, uint64_t, message)
+{
+    devrt_signal_exception_at(DEVRT_EXCEPTION_BOUNDS, (const char *)(uintptr_t)message, __FILE__, 7,
+                              0);
 }
