@@ -634,6 +634,16 @@ static int check_signature(devrt_module *module, const char *kernel, const struc
     return devrt_check_arguments(kernel, signature->size, signature->count, args, arg_count);
 }
 
+/* What emu_launch refuses before it starts a lane, for launches queued to run later. */
+static int emu_check(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                     size_t arg_count)
+{
+    struct emu_module *m = module->backend;
+    if (!dlsym(m->handle, kernel))
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    return check_signature(module, kernel, args, arg_count);
+}
+
 static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -736,6 +746,7 @@ const struct devrt_backend_ops devrt_emu_backend = {
     .load = emu_load,
     .unload = emu_unload,
     .launch = emu_launch,
+    .check = emu_check,
     .arm_doorbell = emu_arm_doorbell,
     .wait_doorbell = emu_wait_doorbell,
     .ring_doorbell = emu_ring_doorbell,
