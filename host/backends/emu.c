@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -95,22 +96,54 @@ struct emu_lane {
     devrt_emu_enter_fn *enter;
 };
 
+/*
+ * The emulation's memory: small blocks from malloc, zeroed; blocks from 64 KiB on are pages
+ * of their own, which the kernel zeroes when they are first touched. A module's heap
+ * reserve and RPC buffers, megabytes, then cost nothing at load until they are used, as on
+ * a GPU, whose allocator writes nothing either. A header before the block says which.
+ */
+#define EMU_HEADER 64u
+#define EMU_MAPPED_FROM (64u << 10)
+
+struct emu_block {
+    size_t size; /* of the whole allocation, header included */
+    bool mapped;
+};
+
 static void *emu_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     (void)device;
     (void)memory;
     size_t rounded = (size + 63) / 64 * 64;
-    void *ptr = aligned_alloc(64, rounded);
-    if (ptr)
-        memset(ptr, 0, rounded);
-    return ptr;
+    bool mapped = rounded >= EMU_MAPPED_FROM;
+    char *base;
+    if (mapped) {
+        base = mmap(NULL, rounded + EMU_HEADER, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+        if (base == MAP_FAILED)
+            return NULL;
+    } else {
+        base = aligned_alloc(64, rounded + EMU_HEADER);
+        if (!base)
+            return NULL;
+        memset(base + EMU_HEADER, 0, rounded);
+    }
+    *(struct emu_block *)base = (struct emu_block){rounded + EMU_HEADER, mapped};
+    return base + EMU_HEADER;
 }
 
 static void emu_free(devrt_device *device, void *ptr, enum devrt_memory memory)
 {
     (void)device;
     (void)memory;
-    free(ptr);
+    if (!ptr)
+        return;
+    char *base = (char *)ptr - EMU_HEADER;
+    struct emu_block block = *(struct emu_block *)base;
+    if (block.mapped)
+        munmap(base, block.size);
+    else
+        free(base);
 }
 
 /* A copy that reports an address the device made up instead of faulting on it. */
@@ -231,7 +264,7 @@ static void emu_describe(const devrt_device *device, struct devrt_device_info *i
 
 static void emu_close(devrt_device *device)
 {
-    free(device->doorbell);
+    emu_free(device, device->doorbell, DEVRT_MEMORY_HOST);
     free(device->backend);
 }
 

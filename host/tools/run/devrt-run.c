@@ -290,9 +290,13 @@ static int list_devices(void)
             devrt_device_get_info(device, &info);
             printf("%s %d: %s, wave %u, ", name, index, info.name, info.wave_size);
             if (info.memory_bytes)
-                printf("%.1f GiB\n", (double)info.memory_bytes / (1u << 30));
+                printf("%.1f GiB", (double)info.memory_bytes / (1u << 30));
             else
-                printf("memory unknown\n");
+                printf("memory unknown");
+            /* Where opening it went: the driver's start, then devrt's own set-up. */
+            printf(", opened in %.3f ms (driver %.3f, devrt %.3f)\n",
+                   (double)(info.open_driver_ns + info.open_runtime_ns) * 1e-6,
+                   (double)info.open_driver_ns * 1e-6, (double)info.open_runtime_ns * 1e-6);
             devrt_device_close(device);
         }
     }
