@@ -37,6 +37,9 @@
 #define DEVRT_CUDA_SPIN_NS 100000ull
 #define DEVRT_CUDA_MIN_SLEEP_NS 2000ull
 #define DEVRT_CUDA_MAX_SLEEP_NS 1000000ull
+/* At most this many freed allocations, and bytes, are kept for the next module load. */
+#define DEVRT_CUDA_CACHED 32
+#define DEVRT_CUDA_CACHED_BYTES (64u << 20)
 
 /* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
 #define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
@@ -73,7 +76,8 @@
     X(cuEventRecord)                                                                               \
     X(cuEventSynchronize)                                                                          \
     X(cuStreamWaitEvent)                                                                           \
-    X(cuMemsetD32Async)
+    X(cuMemsetD32Async)                                                                            \
+    X(cuMemGetAddressRange)
 
 /* cuda.h renames some functions to versioned symbols (cuMemAlloc is cuMemAlloc_v2). */
 #define DEVRT_CUDA_NAME_(name) #name
@@ -124,6 +128,20 @@ struct cuda_backend {
     CUstream copy;   /* the runtime's copies and fills */
     CUevent *events; /* spare events for asynchronous launches (under the launches' lock) */
     size_t event_count, event_capacity;
+    /*
+     * Memory freed by an unloaded module, kept for the next load of one (cached_* under
+     * cache_lock): pinning host memory and allocating device memory are the driver's
+     * slowest calls at a load. zero_pending: a fill of device memory is queued on the copy
+     * stream and not yet waited for.
+     */
+    pthread_mutex_t cache_lock;
+    struct cuda_cached {
+        void *ptr;
+        size_t size;
+        enum devrt_memory memory;
+    } cached[DEVRT_CUDA_CACHED];
+    size_t cached_count, cached_bytes;
+    bool zero_pending;
     char name[256];
     int major, minor; /* compute capability */
 };
@@ -159,16 +177,54 @@ static struct cuda_backend *bind(devrt_device *device)
     return b;
 }
 
+/* A block freed earlier, as large or a little larger, of the same memory; or NULL. */
+static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory)
+{
+    void *ptr = NULL;
+    bool host = memory == DEVRT_MEMORY_HOST;
+    pthread_mutex_lock(&b->cache_lock);
+    for (size_t i = 0; i < b->cached_count; ++i)
+        if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
+            (b->cached[i].memory == DEVRT_MEMORY_HOST) == host) {
+            ptr = b->cached[i].ptr;
+            b->cached_bytes -= b->cached[i].size;
+            b->cached[i] = b->cached[--b->cached_count];
+            break;
+        }
+    pthread_mutex_unlock(&b->cache_lock);
+    return ptr;
+}
+
+/*
+ * Zero device memory with a fill queued on the copy stream, not waited for here: the
+ * runtime's copies, which follow on that stream, wait for it, and so does the next launch
+ * (cuda_enqueue), so that a module load waits once, not once per allocation.
+ */
+static int zero_device(struct cuda_backend *b, CUdeviceptr ptr, size_t size)
+{
+    if (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS)
+        return -1;
+    __atomic_store_n(&b->zero_pending, true, __ATOMIC_RELAXED);
+    return 0;
+}
+
 static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct cuda_backend *b = bind(device);
+    void *cached = take_cached(b, size, memory);
+    if (cached) {
+        if (memory == DEVRT_MEMORY_HOST)
+            memset(cached, 0, size);
+        else if (memory == DEVRT_MEMORY_DEVICE &&
+                 zero_device(b, (CUdeviceptr)(uintptr_t)cached, size) != 0)
+            return cu.cuMemFree((CUdeviceptr)(uintptr_t)cached), NULL;
+        return cached;
+    }
     if (memory != DEVRT_MEMORY_HOST) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
-        if (memory == DEVRT_MEMORY_DEVICE &&
-            (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS ||
-             cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)) {
+        if (memory == DEVRT_MEMORY_DEVICE && zero_device(b, ptr, size) != 0) {
             cu.cuMemFree(ptr);
             return NULL;
         }
@@ -189,15 +245,36 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
     return ptr;
 }
 
-static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
+static void release_memory(void *ptr, enum devrt_memory memory)
 {
-    if (!ptr)
-        return;
-    bind(device);
     if (memory != DEVRT_MEMORY_HOST)
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
+}
+
+/* Kept for the next load while there is room; the size is the driver's, asked for once. */
+static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
+{
+    if (!ptr)
+        return;
+    struct cuda_backend *b = bind(device);
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (cu.cuMemGetAddressRange(&start, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
+        start == (CUdeviceptr)(uintptr_t)ptr && size < DEVRT_CUDA_CACHED_BYTES) {
+        pthread_mutex_lock(&b->cache_lock);
+        bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
+                    b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;
+        if (kept) {
+            b->cached[b->cached_count++] = (struct cuda_cached){ptr, size, memory};
+            b->cached_bytes += size;
+        }
+        pthread_mutex_unlock(&b->cache_lock);
+        if (kept)
+            return;
+    }
+    release_memory(ptr, memory);
 }
 
 /*
@@ -250,6 +327,7 @@ static int copy(devrt_device *device, void *dst, const void *src, size_t size, b
     }
     if (r != CUDA_SUCCESS || cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)
         return -1;
+    __atomic_store_n(&b->zero_pending, false, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -286,6 +364,7 @@ static int cuda_open(devrt_device *device, int index)
         cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device);
         cu.cuDeviceGetAttribute(&b->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, b->device);
         b->major = major;
+        pthread_mutex_init(&b->cache_lock, NULL);
         cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, b->device);
         cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->device);
         cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, b->device);
@@ -344,6 +423,9 @@ static void cuda_close(devrt_device *device)
     for (size_t i = 0; i < b->event_count; ++i)
         cu.cuEventDestroy(b->events[i]);
     free(b->events);
+    for (size_t i = 0; i < b->cached_count; ++i)
+        release_memory(b->cached[i].ptr, b->cached[i].memory);
+    pthread_mutex_destroy(&b->cache_lock);
     cu.cuStreamDestroy(b->launch);
     cu.cuStreamDestroy(b->copy);
     cu.cuDevicePrimaryCtxRelease(b->device);
@@ -496,6 +578,9 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         return status;
     const struct devrt_launch_entry *after = entry->after;
     CUresult r = CUDA_SUCCESS;
+    /* Fills of memory the kernel may use come first (zero_device). */
+    if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
+        r = cu.cuStreamSynchronize(b->copy);
     if (after && after->stream != entry->stream && after->backend[0])
         r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
     if (r == CUDA_SUCCESS && entry->new_slot) {
