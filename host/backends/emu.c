@@ -102,7 +102,7 @@ struct emu_lane {
  * reserve and RPC buffers, megabytes, then cost nothing at load until they are used, as on
  * a GPU, whose allocator writes nothing either. A header before the block says which.
  */
-#define EMU_HEADER 64u
+#define EMU_HEADER 256u /* also the blocks' alignment, as cuMemAlloc's */
 #define EMU_MAPPED_FROM (64u << 10)
 
 struct emu_block {
@@ -114,7 +114,7 @@ static void *emu_alloc(devrt_device *device, size_t size, enum devrt_memory memo
 {
     (void)device;
     (void)memory;
-    size_t rounded = (size + 63) / 64 * 64;
+    size_t rounded = (size + EMU_HEADER - 1) / EMU_HEADER * EMU_HEADER;
     bool mapped = rounded >= EMU_MAPPED_FROM;
     char *base;
     if (mapped) {
@@ -123,7 +123,7 @@ static void *emu_alloc(devrt_device *device, size_t size, enum devrt_memory memo
         if (base == MAP_FAILED)
             return NULL;
     } else {
-        base = aligned_alloc(64, rounded + EMU_HEADER);
+        base = aligned_alloc(EMU_HEADER, rounded + EMU_HEADER);
         if (!base)
             return NULL;
         memset(base + EMU_HEADER, 0, rounded);
