@@ -38,8 +38,8 @@ static const char usage[] =
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
-    "  --list shows every device of every backend (ISA, wave size, memory), or why a\n"
-    "  backend has none, and exits 0.\n"
+    "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
+    "  it took in the driver and in devrt), or why a backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong.\n";
 
