@@ -581,7 +581,7 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     /* Fills of memory the kernel may use come first (zero_device). */
     if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
         r = cu.cuStreamSynchronize(b->copy);
-    if (after && after->stream != entry->stream && after->backend[0])
+    if (r == CUDA_SUCCESS && after && after->stream != entry->stream && after->backend[0])
         r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
     if (r == CUDA_SUCCESS && entry->new_slot) {
         CUdeviceptr where = (CUdeviceptr)(uintptr_t)&module->state->exception;
