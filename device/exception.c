@@ -23,17 +23,27 @@ static uint64_t flat_workgroup(void)
 DEVRT_ARCH_INLINE void devrt_signal_exception_at(uint32_t code, const char *message,
                                                  const char *file, uint32_t line, uint64_t value)
 {
-    struct devrt_exception_record *record = &__devrt_state->exception;
+    struct devrt_state *state = __devrt_state;
+    struct devrt_exception_record *record = state->exception;
     if (code == DEVRT_EXCEPTION_NONE || code >= DEVRT_EXCEPTION_CODE_COUNT)
         code = DEVRT_EXCEPTION_UNKNOWN;
 
-    uint64_t expected = 0;
-    uint64_t word = DEVRT_EXCEPTION_WORD(code, flat_workitem(), flat_workgroup());
-    if (devrt_atomic_cas(&record->word, &expected, word, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM)) {
+    /*
+     * The claim holds the record address of the launch that raised last: a lane of this
+     * launch wins by swapping this launch's record in (device memory, device scope: only
+     * this launch's lanes race for it; the host orders launches).
+     */
+    uint64_t mine = (uint64_t)(uintptr_t)record;
+    uint64_t expected =
+        devrt_atomic_load(&state->exception_claim, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+    if (expected != mine && devrt_atomic_cas(&state->exception_claim, &expected, mine,
+                                             __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE)) {
         record->line = line;
         record->message = (uint64_t)(uintptr_t)message;
         record->file = (uint64_t)(uintptr_t)file;
         record->value = value;
+        record->word = DEVRT_EXCEPTION_WORD(code, flat_workitem(), flat_workgroup());
+        /* Pairs with the host's acquire load of detail_ready (describe_exception). */
         devrt_atomic_store(&record->detail_ready, 1u, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
     }
     devrt_atomic_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);

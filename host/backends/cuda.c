@@ -37,6 +37,9 @@
 #define DEVRT_CUDA_SPIN_NS 100000ull
 #define DEVRT_CUDA_MIN_SLEEP_NS 2000ull
 #define DEVRT_CUDA_MAX_SLEEP_NS 1000000ull
+/* At most this many freed allocations, and bytes, are kept for the next module load. */
+#define DEVRT_CUDA_CACHED 32
+#define DEVRT_CUDA_CACHED_BYTES (64u << 20)
 
 /* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
 #define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
@@ -67,7 +70,14 @@
     X(cuModuleUnload)                                                                              \
     X(cuModuleGetGlobal)                                                                           \
     X(cuModuleGetFunction)                                                                         \
-    X(cuLaunchKernel)
+    X(cuLaunchKernel)                                                                              \
+    X(cuEventCreate)                                                                               \
+    X(cuEventDestroy)                                                                              \
+    X(cuEventRecord)                                                                               \
+    X(cuEventSynchronize)                                                                          \
+    X(cuStreamWaitEvent)                                                                           \
+    X(cuMemsetD32Async)                                                                            \
+    X(cuMemGetAddressRange)
 
 /* cuda.h renames some functions to versioned symbols (cuMemAlloc is cuMemAlloc_v2). */
 #define DEVRT_CUDA_NAME_(name) #name
@@ -80,6 +90,7 @@ static struct {
 #if CUDA_VERSION >= 12040
     __typeof__(cuFuncGetParamInfo) *param_info; /* optional: checks the arguments */
 #endif
+    __typeof__(cuStreamWriteValue64) *write_value; /* optional: else two 32-bit fills */
     void *library;
     char error[256];
 } cu;
@@ -106,19 +117,47 @@ static void open_driver(void)
 #if CUDA_VERSION >= 12040
     cu.param_info = (__typeof__(cu.param_info))dlsym(cu.library, "cuFuncGetParamInfo");
 #endif
+    cu.write_value =
+        (__typeof__(cu.write_value))dlsym(cu.library, DEVRT_CUDA_NAME(cuStreamWriteValue64));
 }
 
 struct cuda_backend {
     CUdevice device;
     CUcontext context;
-    CUstream launch; /* kernels */
+    CUstream launch; /* kernels: the default stream's */
     CUstream copy;   /* the runtime's copies and fills */
+    CUevent *events; /* spare events for asynchronous launches (under the launches' lock) */
+    size_t event_count, event_capacity;
+    /*
+     * Memory freed by an unloaded module, kept for the next load of one (cached_* under
+     * cache_lock): pinning host memory and allocating device memory are the driver's
+     * slowest calls at a load. zero_pending: a fill of device memory is queued on the copy
+     * stream and not yet waited for.
+     */
+    pthread_mutex_t cache_lock;
+    struct cuda_cached {
+        void *ptr;
+        size_t size;
+        enum devrt_memory memory;
+    } cached[DEVRT_CUDA_CACHED];
+    size_t cached_count, cached_bytes;
+    bool zero_pending;
     char name[256];
     int major, minor; /* compute capability */
 };
 
+/* A kernel looked up once: its function and, where the driver says, its parameters' sizes. */
+struct cuda_kernel {
+    char *name;
+    CUfunction function;
+    uint32_t *sizes; /* NULL: the driver cannot tell */
+    size_t count;
+};
+
 struct cuda_module {
     CUmodule module;
+    struct cuda_kernel *kernels;
+    size_t kernel_count;
 };
 
 static int cuda_failed(int status, CUresult result, const char *what)
@@ -138,16 +177,54 @@ static struct cuda_backend *bind(devrt_device *device)
     return b;
 }
 
+/* A block freed earlier, as large or a little larger, of the same memory; or NULL. */
+static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory)
+{
+    void *ptr = NULL;
+    bool host = memory == DEVRT_MEMORY_HOST;
+    pthread_mutex_lock(&b->cache_lock);
+    for (size_t i = 0; i < b->cached_count; ++i)
+        if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
+            (b->cached[i].memory == DEVRT_MEMORY_HOST) == host) {
+            ptr = b->cached[i].ptr;
+            b->cached_bytes -= b->cached[i].size;
+            b->cached[i] = b->cached[--b->cached_count];
+            break;
+        }
+    pthread_mutex_unlock(&b->cache_lock);
+    return ptr;
+}
+
+/*
+ * Zero device memory with a fill queued on the copy stream, not waited for here: the
+ * runtime's copies, which follow on that stream, wait for it, and so does the next launch
+ * (cuda_enqueue), so that a module load waits once, not once per allocation.
+ */
+static int zero_device(struct cuda_backend *b, CUdeviceptr ptr, size_t size)
+{
+    if (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS)
+        return -1;
+    __atomic_store_n(&b->zero_pending, true, __ATOMIC_RELAXED);
+    return 0;
+}
+
 static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct cuda_backend *b = bind(device);
+    void *cached = take_cached(b, size, memory);
+    if (cached) {
+        if (memory == DEVRT_MEMORY_HOST)
+            memset(cached, 0, size);
+        else if (memory == DEVRT_MEMORY_DEVICE &&
+                 zero_device(b, (CUdeviceptr)(uintptr_t)cached, size) != 0)
+            return cu.cuMemFree((CUdeviceptr)(uintptr_t)cached), NULL;
+        return cached;
+    }
     if (memory != DEVRT_MEMORY_HOST) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
-        if (memory == DEVRT_MEMORY_DEVICE &&
-            (cu.cuMemsetD8Async(ptr, 0, size, b->copy) != CUDA_SUCCESS ||
-             cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)) {
+        if (memory == DEVRT_MEMORY_DEVICE && zero_device(b, ptr, size) != 0) {
             cu.cuMemFree(ptr);
             return NULL;
         }
@@ -168,15 +245,36 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
     return ptr;
 }
 
-static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
+static void release_memory(void *ptr, enum devrt_memory memory)
 {
-    if (!ptr)
-        return;
-    bind(device);
     if (memory != DEVRT_MEMORY_HOST)
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
+}
+
+/* Kept for the next load while there is room; the size is the driver's, asked for once. */
+static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
+{
+    if (!ptr)
+        return;
+    struct cuda_backend *b = bind(device);
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    if (cu.cuMemGetAddressRange(&start, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
+        start == (CUdeviceptr)(uintptr_t)ptr && size < DEVRT_CUDA_CACHED_BYTES) {
+        pthread_mutex_lock(&b->cache_lock);
+        bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
+                    b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;
+        if (kept) {
+            b->cached[b->cached_count++] = (struct cuda_cached){ptr, size, memory};
+            b->cached_bytes += size;
+        }
+        pthread_mutex_unlock(&b->cache_lock);
+        if (kept)
+            return;
+    }
+    release_memory(ptr, memory);
 }
 
 /*
@@ -229,6 +327,7 @@ static int copy(devrt_device *device, void *dst, const void *src, size_t size, b
     }
     if (r != CUDA_SUCCESS || cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)
         return -1;
+    __atomic_store_n(&b->zero_pending, false, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -265,6 +364,7 @@ static int cuda_open(devrt_device *device, int index)
         cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, b->device);
         cu.cuDeviceGetAttribute(&b->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, b->device);
         b->major = major;
+        pthread_mutex_init(&b->cache_lock, NULL);
         cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, b->device);
         cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->device);
         cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, b->device);
@@ -320,6 +420,12 @@ static void cuda_close(devrt_device *device)
 {
     struct cuda_backend *b = bind(device);
     cuda_free(device, device->doorbell, DEVRT_MEMORY_HOST);
+    for (size_t i = 0; i < b->event_count; ++i)
+        cu.cuEventDestroy(b->events[i]);
+    free(b->events);
+    for (size_t i = 0; i < b->cached_count; ++i)
+        release_memory(b->cached[i].ptr, b->cached[i].memory);
+    pthread_mutex_destroy(&b->cache_lock);
     cu.cuStreamDestroy(b->launch);
     cu.cuStreamDestroy(b->copy);
     cu.cuDevicePrimaryCtxRelease(b->device);
@@ -371,68 +477,186 @@ static void cuda_unload(devrt_module *module)
     struct cuda_module *m = module->backend;
     bind(module->device);
     cu.cuModuleUnload(m->module);
+    for (size_t i = 0; i < m->kernel_count; ++i) {
+        free(m->kernels[i].name);
+        free(m->kernels[i].sizes);
+    }
+    free(m->kernels);
     free(m);
 }
 
 /*
- * With a driver that can tell (CUDA 12.4 and newer), refuse arguments that do not fit. No
- * test runs this where devrt is developed (no NVIDIA GPU there); devrt_check_arguments, which
- * it hands the sizes to, is tested on the other backends.
+ * With a driver that can tell (CUDA 12.4 and newer), the sizes of the kernel's parameters,
+ * so that arguments that do not fit are refused. No test runs this where devrt is developed
+ * (no NVIDIA GPU there); devrt_check_arguments, which takes the sizes, is tested on the
+ * other backends.
  */
-static int check_args(CUfunction function, const char *kernel, const struct devrt_arg *args,
-                      size_t arg_count)
+static uint32_t *param_sizes(CUfunction function, size_t *count)
 {
+    *count = 0;
 #if CUDA_VERSION >= 12040
     if (!cu.param_info)
-        return DEVRT_SUCCESS;
-    size_t count = 0, offset, size;
-    while (cu.param_info(function, count, &offset, &size) == CUDA_SUCCESS)
-        ++count;
-    uint32_t *sizes = malloc((count ? count : 1) * sizeof *sizes);
-    if (!sizes)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory to check %s's arguments", kernel);
-    for (size_t i = 0; i < count; ++i)
+        return NULL;
+    size_t offset, size;
+    while (cu.param_info(function, *count, &offset, &size) == CUDA_SUCCESS)
+        ++*count;
+    uint32_t *sizes = malloc((*count ? *count : 1) * sizeof *sizes);
+    for (size_t i = 0; sizes && i < *count; ++i)
         sizes[i] = cu.param_info(function, i, &offset, &size) == CUDA_SUCCESS ? (uint32_t)size : 0;
-    int status = devrt_check_arguments(kernel, sizes, count, args, arg_count);
-    free(sizes);
-    return status;
+    return sizes;
 #else
     (void)function;
-    (void)kernel;
-    (void)args;
-    (void)arg_count;
-    return DEVRT_SUCCESS;
+    return NULL;
 #endif
 }
 
-static int cuda_launch(devrt_module *module, const char *kernel,
-                       const struct devrt_launch_config *config, const struct devrt_arg *args,
-                       size_t arg_count)
+/* The kernel, looked up in the driver on its first launch only. */
+static int find_kernel(devrt_module *module, const char *kernel, struct cuda_kernel **out)
 {
-    struct cuda_backend *b = bind(module->device);
     struct cuda_module *m = module->backend;
+    for (size_t i = 0; i < m->kernel_count; ++i)
+        if (!strcmp(m->kernels[i].name, kernel))
+            return *out = &m->kernels[i], DEVRT_SUCCESS;
     CUfunction function;
     if (cu.cuModuleGetFunction(&function, m->module, kernel) != CUDA_SUCCESS)
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
-    int status = check_args(function, kernel, args, arg_count);
+    struct cuda_kernel *grown = realloc(m->kernels, (m->kernel_count + 1) * sizeof *grown);
+    char *name = grown ? strdup(kernel) : NULL;
+    if (grown)
+        m->kernels = grown;
+    if (!name)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for kernel %s", kernel);
+    struct cuda_kernel *k = &m->kernels[m->kernel_count++];
+    *k = (struct cuda_kernel){.name = name, .function = function};
+    k->sizes = param_sizes(function, &k->count);
+    *out = k;
+    return DEVRT_SUCCESS;
+}
+
+/* Back to the spares (under the launches' lock). */
+static void give_event(struct cuda_backend *b, CUevent event)
+{
+    if (b->event_count == b->event_capacity) {
+        size_t capacity = b->event_capacity ? 2 * b->event_capacity : 64;
+        CUevent *grown = realloc(b->events, capacity * sizeof *grown);
+        if (!grown) {
+            cu.cuEventDestroy(event);
+            return;
+        }
+        b->events = grown;
+        b->event_capacity = capacity;
+    }
+    b->events[b->event_count++] = event;
+}
+
+static CUevent take_event(struct cuda_backend *b)
+{
+    if (b->event_count)
+        return b->events[--b->event_count];
+    CUevent event = NULL;
+    if (cu.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        return NULL;
+    return event;
+}
+
+/*
+ * Queue the launch on its stream: after the module's last launch if that one is on another
+ * stream, after pointing the state at the launch's record if it needs one of its own, and
+ * before an event that the wait waits for (asynchronous launches; a synchronous one waits
+ * for its stream).
+ */
+static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
+                        const struct devrt_arg *args, size_t arg_count)
+{
+    struct cuda_backend *b = bind(module->device);
+    CUstream stream = entry->stream->backend ? entry->stream->backend : b->launch;
+    struct cuda_kernel *k = NULL;
+    int status = find_kernel(module, entry->kernel, &k);
+    if (status == DEVRT_SUCCESS && k->sizes)
+        status = devrt_check_arguments(entry->kernel, k->sizes, k->count, args, arg_count);
     if (status != DEVRT_SUCCESS)
         return status;
+    const struct devrt_launch_entry *after = entry->after;
+    CUresult r = CUDA_SUCCESS;
+    /* Fills of memory the kernel may use come first (zero_device). */
+    if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
+        r = cu.cuStreamSynchronize(b->copy);
+    if (r == CUDA_SUCCESS && after && after->stream != entry->stream && after->backend[0])
+        r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
+    if (r == CUDA_SUCCESS && entry->new_slot) {
+        CUdeviceptr where = (CUdeviceptr)(uintptr_t)&module->state->exception;
+        uint64_t value = (uint64_t)(uintptr_t)entry->slot;
+        r = cu.write_value ? cu.write_value(stream, where, value, 0) : CUDA_ERROR_NOT_SUPPORTED;
+        if (r != CUDA_SUCCESS) /* little-endian halves */
+            r = cu.cuMemsetD32Async(where, (unsigned)value, 1, stream) == CUDA_SUCCESS
+                    ? cu.cuMemsetD32Async(where + 4, (unsigned)(value >> 32), 1, stream)
+                    : CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
         params[i] = (void *)&args[i].value; /* the driver copies each at launch */
-    CUresult r = cu.cuLaunchKernel(function, config->grid[0], config->grid[1], config->grid[2],
-                                   config->block[0], config->block[1], config->block[2], 0,
-                                   b->launch, params, NULL);
+    r = cu.cuLaunchKernel(k->function, entry->config.grid[0], entry->config.grid[1],
+                          entry->config.grid[2], entry->config.block[0], entry->config.block[1],
+                          entry->config.block[2], 0, stream, params, NULL);
     if (r != CUDA_SUCCESS)
-        return cuda_failed(DEVRT_ERROR_LAUNCH, r, kernel);
-    r = cu.cuStreamSynchronize(b->launch);
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, entry->kernel);
+    entry->backend[0] = NULL;
+    if (entry->id) {
+        CUevent event = take_event(b);
+        if (!event || cu.cuEventRecord(event, stream) != CUDA_SUCCESS) {
+            /* The kernel is queued: its wait falls back to the whole stream. */
+            if (event)
+                give_event(b, event);
+            event = NULL;
+        }
+        entry->backend[0] = event;
+    }
+    return DEVRT_SUCCESS;
+}
+
+static int cuda_complete(struct devrt_launch_entry *entry)
+{
+    devrt_device *device = entry->module->device;
+    struct cuda_backend *b = bind(device);
+    CUstream stream = entry->stream->backend ? entry->stream->backend : b->launch;
+    CUresult r = entry->backend[0] ? cu.cuEventSynchronize((CUevent)entry->backend[0])
+                                   : cu.cuStreamSynchronize(stream);
     if (r != CUDA_SUCCESS) {
         /* A fault is sticky: the driver refuses the context's later work too. */
         char what[600];
-        snprintf(what, sizeof what, "kernel %s failed (the device must be reopened)", kernel);
+        snprintf(what, sizeof what, "kernel %s failed (the device must be reopened)",
+                 entry->kernel);
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, what);
     }
     return DEVRT_SUCCESS;
+}
+
+static void cuda_release(struct devrt_launch_entry *entry)
+{
+    struct cuda_backend *b = entry->stream->device->backend;
+    CUevent event = entry->backend[0];
+    entry->backend[0] = NULL;
+    if (event)
+        give_event(b, event);
+}
+
+static int cuda_stream_create(devrt_stream *stream)
+{
+    bind(stream->device);
+    CUstream s = NULL;
+    CUresult r = cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot create a stream");
+    stream->backend = s;
+    return DEVRT_SUCCESS;
+}
+
+static void cuda_stream_destroy(devrt_stream *stream)
+{
+    bind(stream->device);
+    cu.cuStreamDestroy((CUstream)stream->backend);
 }
 
 static uint64_t now_ns(void)
@@ -508,7 +732,11 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .write = cuda_write,
     .load = cuda_load,
     .unload = cuda_unload,
-    .launch = cuda_launch,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .enqueue = cuda_enqueue,
+    .complete = cuda_complete,
+    .release = cuda_release,
     .arm_doorbell = cuda_arm_doorbell,
     .wait_doorbell = cuda_wait_doorbell,
     .ring_doorbell = cuda_ring_doorbell,

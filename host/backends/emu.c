@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -95,22 +96,54 @@ struct emu_lane {
     devrt_emu_enter_fn *enter;
 };
 
+/*
+ * The emulation's memory: small blocks from malloc, zeroed; blocks from 64 KiB on are pages
+ * of their own, which the kernel zeroes when they are first touched. A module's heap
+ * reserve and RPC buffers, megabytes, then cost nothing at load until they are used, as on
+ * a GPU, whose allocator writes nothing either. A header before the block says which.
+ */
+#define EMU_HEADER 256u /* also the blocks' alignment, as cuMemAlloc's */
+#define EMU_MAPPED_FROM (64u << 10)
+
+struct emu_block {
+    size_t size; /* of the whole allocation, header included */
+    bool mapped;
+};
+
 static void *emu_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     (void)device;
     (void)memory;
-    size_t rounded = (size + 63) / 64 * 64;
-    void *ptr = aligned_alloc(64, rounded);
-    if (ptr)
-        memset(ptr, 0, rounded);
-    return ptr;
+    size_t rounded = (size + EMU_HEADER - 1) / EMU_HEADER * EMU_HEADER;
+    bool mapped = rounded >= EMU_MAPPED_FROM;
+    char *base;
+    if (mapped) {
+        base = mmap(NULL, rounded + EMU_HEADER, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+        if (base == MAP_FAILED)
+            return NULL;
+    } else {
+        base = aligned_alloc(EMU_HEADER, rounded + EMU_HEADER);
+        if (!base)
+            return NULL;
+        memset(base + EMU_HEADER, 0, rounded);
+    }
+    *(struct emu_block *)base = (struct emu_block){rounded + EMU_HEADER, mapped};
+    return base + EMU_HEADER;
 }
 
 static void emu_free(devrt_device *device, void *ptr, enum devrt_memory memory)
 {
     (void)device;
     (void)memory;
-    free(ptr);
+    if (!ptr)
+        return;
+    char *base = (char *)ptr - EMU_HEADER;
+    struct emu_block block = *(struct emu_block *)base;
+    if (block.mapped)
+        munmap(base, block.size);
+    else
+        free(base);
 }
 
 /* A copy that reports an address the device made up instead of faulting on it. */
@@ -231,7 +264,7 @@ static void emu_describe(const devrt_device *device, struct devrt_device_info *i
 
 static void emu_close(devrt_device *device)
 {
-    free(device->doorbell);
+    emu_free(device, device->doorbell, DEVRT_MEMORY_HOST);
     free(device->backend);
 }
 
@@ -634,6 +667,16 @@ static int check_signature(devrt_module *module, const char *kernel, const struc
     return devrt_check_arguments(kernel, signature->size, signature->count, args, arg_count);
 }
 
+/* What emu_launch refuses before it starts a lane, for launches queued to run later. */
+static int emu_check(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                     size_t arg_count)
+{
+    struct emu_module *m = module->backend;
+    if (!dlsym(m->handle, kernel))
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    return check_signature(module, kernel, args, arg_count);
+}
+
 static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -736,6 +779,7 @@ const struct devrt_backend_ops devrt_emu_backend = {
     .load = emu_load,
     .unload = emu_unload,
     .launch = emu_launch,
+    .check = emu_check,
     .arm_doorbell = emu_arm_doorbell,
     .wait_doorbell = emu_wait_doorbell,
     .ring_doorbell = emu_ring_doorbell,

@@ -604,9 +604,14 @@ static int queue_failed(devrt_module *module, const char *kernel)
     return devrt_fail(DEVRT_ERROR_LAUNCH, "%s", text);
 }
 
-static int hsa_launch(devrt_module *module, const char *kernel,
-                      const struct devrt_launch_config *config, const struct devrt_arg *args,
-                      size_t arg_count)
+/*
+ * Queue the launch: an AQL packet with a completion signal of its own. A launch that needs
+ * a record of its own points the state at it with a copy, after the module's last launch
+ * has ended: HSA offers no write in queue order that the host can ask for without a kernel
+ * (docs/runtime.md, "Launches").
+ */
+static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
+                       const struct devrt_arg *args, size_t arg_count)
 {
     struct hsa_backend *b = module->device->backend;
     struct hsa_module *m = module->backend;
@@ -621,8 +626,8 @@ static int hsa_launch(devrt_module *module, const char *kernel,
         .queue_address = (uint64_t)(uintptr_t)b->queue,
     };
     struct devrt_amdgpu_dispatch dispatch;
-    int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, kernel, config,
-                                            args, arg_count, &dispatch);
+    int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, entry->kernel,
+                                            &entry->config, args, arg_count, &dispatch);
     if (status != DEVRT_SUCCESS)
         return status;
     hsa_executable_symbol_t symbol;
@@ -634,6 +639,20 @@ static int hsa_launch(devrt_module *module, const char *kernel,
         devrt_amdgpu_dispatch_free(&dispatch);
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: the loader has no kernel %s", module->path,
                           dispatch.kernel->symbol);
+    }
+    if (entry->new_slot) {
+        const struct devrt_launch_entry *after = entry->after;
+        if (after && after->backend[0])
+            while (hsa.hsa_signal_wait_scacquire(
+                       (hsa_signal_t){(uint64_t)(uintptr_t)after->backend[0]},
+                       HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
+                       HSA_WAIT_STATE_BLOCKED) >= 1 &&
+                   !__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
+                ;
+        if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) != 0) {
+            devrt_amdgpu_dispatch_free(&dispatch);
+            return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
+        }
     }
     void *kernarg = NULL;
     if (hsa.hsa_amd_memory_pool_allocate(b->kernarg,
@@ -673,23 +692,41 @@ static int hsa_launch(devrt_module *module, const char *kernel,
     packet->kernel_object = object;
     packet->kernarg_address = kernarg;
     packet->completion_signal = done;
+    /* The barrier bit: a module's launches, all on this one queue, run one at a time. */
     uint16_t header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE |
+                      1u << HSA_PACKET_HEADER_BARRIER |
                       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
                       HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
     uint16_t setup = (uint16_t)(dispatch.dimensions << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS);
     devrt_amdgpu_dispatch_free(&dispatch);
+    /* Pairs with the packet processor's acquire of the header: the packet body is written. */
     __atomic_store_n((uint32_t *)packet, header | (uint32_t)setup << 16, __ATOMIC_RELEASE);
     hsa.hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+    entry->backend[0] = (void *)(uintptr_t)done.handle;
+    entry->backend[1] = kernarg;
+    return DEVRT_SUCCESS;
+}
 
+static int hsa_complete(struct devrt_launch_entry *entry)
+{
+    struct hsa_backend *b = entry->module->device->backend;
+    hsa_signal_t done = {(uint64_t)(uintptr_t)entry->backend[0]};
     while (hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
                                          HSA_WAIT_STATE_BLOCKED) >= 1)
         if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
             break;
-    hsa.hsa_signal_destroy(done);
-    hsa.hsa_amd_memory_pool_free(kernarg);
     if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
-        return queue_failed(module, kernel);
+        return queue_failed(entry->module, entry->kernel);
     return DEVRT_SUCCESS;
+}
+
+static void hsa_release(struct devrt_launch_entry *entry)
+{
+    if (entry->backend[0])
+        hsa.hsa_signal_destroy((hsa_signal_t){(uint64_t)(uintptr_t)entry->backend[0]});
+    if (entry->backend[1])
+        hsa.hsa_amd_memory_pool_free(entry->backend[1]);
+    entry->backend[0] = entry->backend[1] = NULL;
 }
 
 static uint64_t hsa_arm_doorbell(devrt_device *device)
@@ -731,7 +768,9 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .write = hsa_write,
     .load = hsa_load,
     .unload = hsa_unload,
-    .launch = hsa_launch,
+    .enqueue = hsa_enqueue,
+    .complete = hsa_complete,
+    .release = hsa_release,
     .arm_doorbell = hsa_arm_doorbell,
     .wait_doorbell = hsa_wait_doorbell,
     .ring_doorbell = hsa_ring_doorbell,

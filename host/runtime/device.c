@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime.h"
 
@@ -61,6 +62,13 @@ enum devrt_backend devrt_image_backend(const char *path)
     return DEVRT_BACKEND_AUTO;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 int devrt_device_open(enum devrt_backend backend, int index,
                       const struct devrt_device_options *options, devrt_device **out)
 {
@@ -81,17 +89,22 @@ int devrt_device_open(enum devrt_backend backend, int index,
         device->heap_max_bytes = options->heap_max_bytes;
         device->options = *options;
     }
+    uint64_t start = now_ns();
     int status = ops->open(device, index);
     if (status != DEVRT_SUCCESS) {
         free(device);
         return status;
     }
+    uint64_t opened = now_ns();
     status = devrt_server_start(device);
     if (status != DEVRT_SUCCESS) {
         ops->close(device);
         free(device);
         return status;
     }
+    devrt_launches_init(device);
+    device->open_driver_ns = opened - start;
+    device->open_runtime_ns = now_ns() - opened;
     *out = device;
     return DEVRT_SUCCESS;
 }
@@ -102,6 +115,7 @@ void devrt_device_close(devrt_device *device)
         return;
     while (device->server.modules)
         devrt_module_unload(device->server.modules);
+    devrt_launches_fini(device);
     devrt_server_stop(device);
     device->ops->close(device);
     free(device);
@@ -118,6 +132,8 @@ int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_get_info: missing argument");
     memset(info, 0, sizeof *info);
     info->wave_size = device->wave_size;
+    info->open_driver_ns = device->open_driver_ns;
+    info->open_runtime_ns = device->open_runtime_ns;
     if (device->ops->describe)
         device->ops->describe(device, info);
     return DEVRT_SUCCESS;

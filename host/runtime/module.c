@@ -87,6 +87,7 @@ static int attach_state(devrt_module *module)
         .magic = DEVRT_STATE_MAGIC,
         .abi_version = DEVRT_ABI_VERSION,
         .size = sizeof state,
+        .exception = module->slot,
         .rpc = module->channel,
         .heap = module->heap.device_heap,
     };
@@ -150,10 +151,14 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
         status = device->ops->load(module, path, &module->state_variable);
     if (status == DEVRT_SUCCESS) {
         status = check_library(module);
+        if (status == DEVRT_SUCCESS && !devrt_launches_attach(module))
+            status = DEVRT_ERROR_OUT_OF_MEMORY;
         if (status == DEVRT_SUCCESS)
             status = attach_state(module);
-        if (status != DEVRT_SUCCESS)
+        if (status != DEVRT_SUCCESS) {
+            devrt_launches_detach(module);
             device->ops->unload(module);
+        }
     }
     if (status != DEVRT_SUCCESS) {
         free_metadata(module);
@@ -173,6 +178,7 @@ void devrt_module_unload(devrt_module *module)
     if (!module)
         return;
     devrt_device *device = module->device;
+    devrt_launches_detach(module);
     devrt_server_detach(device, module);
     device->ops->unload(module);
     free_channel(module);
@@ -278,8 +284,10 @@ static int validate_config(const struct devrt_launch_config *config)
     return DEVRT_SUCCESS;
 }
 
-int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
-                 const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report)
+/* What devrt_launch and devrt_launch_async refuse before anything is queued. */
+int devrt_validate_launch(devrt_module *module, const char *kernel,
+                          const struct devrt_launch_config *config, const struct devrt_arg *args,
+                          size_t arg_count)
 {
     if (!module || !kernel || !config || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
@@ -289,69 +297,13 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
         status = devrt_check_code_object_arguments(module->metadata, module->path, kernel, args,
                                                    arg_count);
 #endif
-    if (status != DEVRT_SUCCESS)
-        return status;
-    devrt_device *device = module->device;
-    const struct devrt_backend_ops *ops = device->ops;
+    return status;
+}
 
-    struct devrt_exception_record record = {0};
-    if (ops->write(device, &module->state->exception, &record, sizeof record) != 0)
-        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot reset the exception record");
-    pthread_mutex_lock(&module->error_lock);
-    module->request_errors = 0;
-    module->request_error[0] = '\0';
-    pthread_mutex_unlock(&module->error_lock);
-
-    status = ops->launch(module, kernel, config, args, arg_count);
-    if (status == DEVRT_ERROR_LAUNCH) {
-        /*
-         * The kernel ran and failed (a memory fault on HSA): what it sent is still served,
-         * and the ports its waves held are taken back. The launch's own error stands.
-         */
-        char why[sizeof module->request_error];
-        snprintf(why, sizeof why, "%s", devrt_last_error());
-        devrt_server_drain(device, module);
-        devrt_server_reclaim_ports(device, module);
-        return devrt_fail(status, "%s", why);
-    }
-    if (status != DEVRT_SUCCESS)
-        return status;
-    /* Everything the kernel sent, its output included, is taken before anything is reported. */
-    devrt_server_drain(device, module);
-    devrt_output_flush(module);
-
-    struct devrt_launch_report local;
-    if (!report)
-        report = &local;
-    memset(report, 0, sizeof *report);
-    if (ops->read(device, &record, &module->state->exception, sizeof record) != 0)
-        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the exception record");
-    if (record.word) {
-        /* Only a raise (or a fault, which fails the launch) ends a wave holding a port. */
-        status = devrt_server_reclaim_ports(device, module);
-        if (status != DEVRT_SUCCESS)
-            return status;
-        describe_exception(module, kernel, config, &record, report);
-        status = DEVRT_ERROR_EXCEPTION;
-    } else {
-        pthread_mutex_lock(&module->error_lock);
-        if (module->request_errors) {
-            report->code = DEVRT_EXCEPTION_DEVICE_ERROR;
-            snprintf(report->message, sizeof report->message, "%s", module->request_error);
-            snprintf(report->text, sizeof report->text,
-                     "kernel %s sent %u malformed request%s; the first: %s", kernel,
-                     module->request_errors, module->request_errors == 1 ? "" : "s",
-                     module->request_error);
-            status = DEVRT_ERROR_DEVICE_REQUEST;
-        }
-        pthread_mutex_unlock(&module->error_lock);
-    }
-    if (status != DEVRT_SUCCESS) {
-        if (module->report_file) {
-            fprintf(module->report_file, "%s\n", report->text);
-            fflush(module->report_file);
-        }
-        return devrt_fail(status, "%s", report->text);
-    }
-    return DEVRT_SUCCESS;
+void devrt_describe_exception(devrt_module *module, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              const struct devrt_exception_record *record,
+                              struct devrt_launch_report *report)
+{
+    describe_exception(module, kernel, config, record, report);
 }

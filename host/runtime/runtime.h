@@ -24,6 +24,8 @@ enum devrt_memory {
     DEVRT_MEMORY_DEVICE_RAW
 };
 
+struct devrt_launch_entry;
+
 /* What each backend provides. Device addresses are plain pointers on every backend. */
 struct devrt_backend_ops {
     enum devrt_backend kind;
@@ -38,10 +40,26 @@ struct devrt_backend_ops {
     /* Load the image and return the address of its __devrt_state variable. */
     int (*load)(devrt_module *module, const char *path, struct devrt_state ***state_variable);
     void (*unload)(devrt_module *module);
-    /* Run a kernel to completion. */
+    /* Run a kernel to completion (the backends without enqueue: launch.c calls it). */
     int (*launch)(devrt_module *module, const char *kernel,
                   const struct devrt_launch_config *config, const struct devrt_arg *args,
                   size_t arg_count);
+    /* Optional, with launch: refuse when queued what launch would refuse when run. */
+    int (*check)(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                 size_t arg_count);
+    /*
+     * Backends with queues of their own (launch.c, "Launches"). enqueue queues ENTRY on its
+     * stream after every earlier launch of the module, pointing the module's state at
+     * entry->slot first when entry->new_slot; complete waits until it has ended
+     * (DEVRT_ERROR_LAUNCH with the error set if it failed); release gives back what
+     * enqueue took, once launch.c no longer orders anything after the entry.
+     */
+    int (*stream_create)(devrt_stream *stream);
+    void (*stream_destroy)(devrt_stream *stream);
+    int (*enqueue)(devrt_module *module, struct devrt_launch_entry *entry,
+                   const struct devrt_arg *args, size_t arg_count);
+    int (*complete)(struct devrt_launch_entry *entry);
+    void (*release)(struct devrt_launch_entry *entry);
     /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
     uint64_t (*arm_doorbell)(devrt_device *device);
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
@@ -71,6 +89,55 @@ struct devrt_server {
     uint32_t spare_count;
 };
 
+/* A launch from the time it is queued until its report is taken (launch.c). */
+struct devrt_launch_entry {
+    uint64_t id; /* 0: a synchronous launch */
+    devrt_module *module;
+    devrt_stream *stream;
+    struct devrt_launch_entry *stream_prev, *stream_next; /* the stream's, in order */
+    struct devrt_launch_entry *device_prev, *device_next; /* the device's */
+    /* The launch before it on the module while that one's report is untaken, else NULL. */
+    struct devrt_launch_entry *after;
+    const char *kernel;
+    struct devrt_launch_config config;
+    struct devrt_exception_record *slot; /* host-visible: this launch's record */
+    bool new_slot;                       /* the state must be pointed at slot first */
+    uint64_t module_order;               /* the module's launches run in this order */
+    void *backend[2];                    /* the backend's: a CUevent; an HSA signal, kernarg */
+    /* Launches run by launch.c's stream threads: */
+    struct devrt_arg *args;
+    size_t arg_count;
+    bool ran;
+    bool taken; /* a wait has it */
+    int run_status;
+    char *run_error;
+    /* Set once the report is made, when the module is unloaded before the wait: */
+    bool finished;
+    int status;
+    struct devrt_launch_report *result;
+};
+
+struct devrt_stream {
+    devrt_device *device;
+    void *backend; /* the backend's queue (a CUstream) */
+    devrt_stream *next;
+    struct devrt_launch_entry *head, *tail; /* launches whose report is untaken, in order */
+    /* The backends without enqueue: a thread runs the stream's launches in order. */
+    pthread_t thread;
+    bool thread_started, stop;
+    pthread_cond_t work;
+    struct devrt_launch_entry *next_to_run;
+};
+
+struct devrt_launches {
+    pthread_mutex_t lock;   /* guards everything of launch.c: entries, streams, slots */
+    pthread_cond_t changed; /* a launch ran (stream threads) */
+    uint64_t next_id;
+    struct devrt_launch_entry *head, *tail; /* every launch whose report is untaken */
+    devrt_stream *streams;
+    devrt_stream *default_stream;
+};
+
 struct devrt_device {
     const struct devrt_backend_ops *ops;
     void *backend; /* the backend's own state */
@@ -80,6 +147,9 @@ struct devrt_device {
     struct devrt_device_options options; /* as devrt_device_open was given them */
     struct devrt_rpc_doorbell *doorbell; /* host-visible, shared by the device's channels */
     struct devrt_server server;
+    struct devrt_launches launches;
+    /* Where opening the device spent its time (devrt_device_get_info). */
+    uint64_t open_driver_ns, open_runtime_ns;
 };
 
 /* What the server keeps of a message while its packets arrive. */
@@ -131,10 +201,23 @@ struct devrt_module {
     struct devrt_module_heap heap;
     /* An amdgcn code object's kernels, as its metadata says (amdgpu_metadata.h). */
     struct devrt_amdgpu_metadata *metadata;
+    /* Launches (launch.c, under device->launches.lock). */
+    struct devrt_exception_record *slot;        /* where the state points after the last launch */
+    struct devrt_launch_entry *slot_owner;      /* the launch whose record that is, until taken */
+    struct devrt_exception_record *raised_slot; /* may be in the claim word: never reused */
+    uint64_t raised_order;
+    struct devrt_exception_record **free_slots;
+    size_t free_slot_count, free_slot_capacity;
+    void **slot_chunks;
+    size_t slot_chunk_count;
+    uint64_t launches_queued, launches_run;
+    struct devrt_launch_entry *last; /* the latest launch, while its report is untaken */
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;
     char request_error[256];
+    /* Packets the server took (under the server's lock), and how many when last drained. */
+    uint64_t packets_taken, packets_drained;
 };
 
 /* A request as the server hands it to the handler of its opcode. */
@@ -154,10 +237,30 @@ int devrt_server_start(devrt_device *device);
 void devrt_server_stop(devrt_device *device);
 void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);
-/* Wait until the server has taken every request the module's kernels sent. */
-void devrt_server_drain(devrt_device *device, devrt_module *module);
+/*
+ * Wait until the server has taken every request the module's kernels sent. ENDED: no
+ * launch of the module runs any more, so a message left half-received is an error.
+ */
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
+
+/* launch.c */
+void devrt_launches_init(devrt_device *device);
+void devrt_launches_fini(devrt_device *device);
+/* The module's first record; the state points at it at load. NULL with the error set. */
+struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
+/* Waits for the module's launches and keeps their reports; frees its records. */
+void devrt_launches_detach(devrt_module *module);
+
+/* module.c */
+int devrt_validate_launch(devrt_module *module, const char *kernel,
+                          const struct devrt_launch_config *config, const struct devrt_arg *args,
+                          size_t arg_count);
+void devrt_describe_exception(devrt_module *module, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              const struct devrt_exception_record *record,
+                              struct devrt_launch_report *report);
 
 /* heap.c */
 int devrt_heap_attach(devrt_module *module);

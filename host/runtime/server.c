@@ -283,6 +283,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     }
     buffer->header.flags = status;
     __atomic_store_n(&channel->inbox[index], outbox, __ATOMIC_RELEASE);
+    module->packets_taken++;
     return true;
 }
 
@@ -403,7 +404,7 @@ static bool module_idle(const devrt_module *module)
     return true;
 }
 
-void devrt_server_drain(devrt_device *device, devrt_module *module)
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended)
 {
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
@@ -418,7 +419,15 @@ void devrt_server_drain(devrt_device *device, devrt_module *module)
         }
         pthread_cond_timedwait(&server->pass_done, &server->lock, &until);
     }
-    /* The kernel is gone: a message it left unfinished will never be completed. */
+    /*
+     * The kernels are gone: a message they left unfinished will never be completed. Only
+     * a packet taken since the last look can have left one (the ports' state is megabytes).
+     */
+    if (!ended || module->packets_taken == module->packets_drained) {
+        pthread_mutex_unlock(&server->lock);
+        return;
+    }
+    module->packets_drained = module->packets_taken;
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i) {
         if (module->ports[i].streaming) {
             forget_message(server, &module->ports[i]);

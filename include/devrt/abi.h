@@ -13,7 +13,8 @@
 /* Bump on any change to a layout in this header or in rpc.h. */
 #ifndef DEVRT_ABI_VERSION
 /* 2: open-length RPC messages; 3: port state words, heap shards; 4: the device rings the
-   doorbell only while the server's sleeping flag is set */
+   doorbell only while the server's sleeping flag is set, and each launch has its own
+   exception record in host-visible memory */
 #define DEVRT_ABI_VERSION 4u
 #endif
 
@@ -52,11 +53,12 @@ enum devrt_exception_code {
 #define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word) & 0xffffffffffull)
 
 /*
- * The detail is written only by the lane that won the compare-and-swap, then published by
- * storing detail_ready = 1 with release order. The host knows the launch geometry, so it
- * recovers the three-dimensional ids from the word; the device stores nothing twice.
+ * The detail is written only by the lane that won the claim (see struct devrt_state), then
+ * the word, then detail_ready = 1 with release order. The host knows the launch geometry,
+ * so it recovers the three-dimensional ids from the word; the device stores nothing twice.
  * Strings stay in device memory: the record holds their addresses and the host reads them
- * with a bound.
+ * with a bound. The record is in host-visible memory, one per launch in flight, so that
+ * the host resets and reads it without a copy.
  */
 struct devrt_exception_record {
     uint64_t word;
@@ -71,18 +73,32 @@ struct devrt_rpc_channel; /* rpc.h */
 struct devrt_heap;        /* heap.h */
 
 /*
- * Allocated by the host per loaded code object. magic and abi_version come first so that
- * a mismatched reader can tell before it trusts anything else.
+ * Allocated by the host per loaded code object, in device memory. magic and abi_version
+ * come first so that a mismatched reader can tell before it trusts anything else.
+ *
+ * exception points at the current launch's record; the host changes it between launches,
+ * in the launch's stream order, only when the launch needs a record of its own (another
+ * launch of the module is in flight, or the last one raised). exception_claim is the
+ * "first writer wins" word, kept in device memory so that the compare-and-swap is never a
+ * PCIe atomic: a lane wins by swapping in the address of its launch's record, which no
+ * lane of the same launch can then do again. A new record address opens the claim anew.
  */
 struct devrt_state {
     uint32_t magic;
     uint32_t abi_version;
     uint32_t size; /* sizeof(struct devrt_state) as the host built it */
     uint32_t flags;
-    struct devrt_exception_record exception;
+    uint64_t exception_claim;
+    struct devrt_exception_record *exception;
     struct devrt_rpc_channel *rpc;
     struct devrt_heap *heap;
 };
+
+_Static_assert(sizeof(struct devrt_exception_record) == 40, "exception record layout");
+_Static_assert(__builtin_offsetof(struct devrt_state, exception_claim) == 16, "state layout");
+_Static_assert(__builtin_offsetof(struct devrt_state, exception) == 24, "state layout");
+_Static_assert(__builtin_offsetof(struct devrt_state, rpc) == 32, "state layout");
+_Static_assert(__builtin_offsetof(struct devrt_state, heap) == 40, "state layout");
 
 /*
  * Until the host attaches a state block, __devrt_state points at this record in the code

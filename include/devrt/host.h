@@ -40,6 +40,7 @@ enum devrt_backend {
 
 typedef struct devrt_device devrt_device;
 typedef struct devrt_module devrt_module;
+typedef struct devrt_stream devrt_stream;
 
 /* Kernel arguments, typed so that every backend can lay them out or pass them. */
 enum devrt_arg_type {
@@ -87,6 +88,7 @@ struct devrt_launch_report {
     char message[256];
     char file[256];
     char text[1024]; /* the whole report as one line, as the runtime prints it */
+    uint64_t launch; /* the asynchronous launch it is about (devrt_launch_async); 0: devrt_launch */
 };
 
 struct devrt_device_options {
@@ -138,6 +140,10 @@ struct devrt_device_info {
     char name[128];
     uint32_t wave_size;
     uint64_t memory_bytes; /* the device's own memory (the host's for the emulation); 0: unknown */
+    /* Where devrt_device_open spent its time: in the backend's driver (loading and starting
+       it, creating the context, queue or streams), and in devrt's own set-up after it. */
+    uint64_t open_driver_ns;
+    uint64_t open_runtime_ns;
 };
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info);
 const char *devrt_backend_name(enum devrt_backend backend);
@@ -201,6 +207,42 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
 int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
                  const struct devrt_arg *args, size_t arg_count,
                  struct devrt_launch_report *report);
+
+/*
+ * Asynchronous launches. devrt_launch_async checks what devrt_launch checks before anything
+ * runs (the same statuses), queues KERNEL on STREAM (NULL: the device's default stream) and
+ * returns once it is queued, with its id in *launch (ids are never 0, never reused on a
+ * device). ARGS are taken when it returns: the caller may reuse them.
+ *
+ * Order. Launches of one stream run one after another in the order queued; launches of one
+ * module run one at a time, in the order queued, whatever their streams; launches of
+ * different modules on different streams may run at once. devrt_launch runs after every
+ * launch of its module queued before it.
+ *
+ * Reports. devrt_launch_wait waits for one launch, devrt_stream_wait for every launch
+ * queued on STREAM (NULL: the default stream) so far; both serve requests meanwhile and
+ * report as devrt_launch does: DEVRT_ERROR_EXCEPTION or DEVRT_ERROR_DEVICE_REQUEST with
+ * *report (if given) filled in, report->launch naming the launch, and the report line
+ * ("kernel K (launch N) raised ...") written to the module's report file after every unit
+ * of output the module's kernels sent before the launch ended. devrt_stream_wait writes
+ * the line of every launch that failed, in order, and returns the first one's status and
+ * report. A launch's report is taken once: waiting again for it is
+ * DEVRT_ERROR_INVALID_ARGUMENT. Each launch has a record of its own, so a report names the
+ * launch that raised it however many are in flight; a malformed request is told with the
+ * first launch of its module whose report is taken after the server refused it.
+ *
+ * devrt_module_unload waits for the module's launches first; their reports (written then)
+ * stay to be taken by a wait. devrt_stream_destroy waits for the stream's launches, writes
+ * their report lines and drops them; devrt_device_close destroys every stream.
+ */
+int devrt_stream_create(devrt_device *device, devrt_stream **stream);
+void devrt_stream_destroy(devrt_stream *stream);
+int devrt_launch_async(devrt_module *module, const char *kernel,
+                       const struct devrt_launch_config *config, const struct devrt_arg *args,
+                       size_t arg_count, devrt_stream *stream, uint64_t *launch);
+int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch_report *report);
+int devrt_stream_wait(devrt_device *device, devrt_stream *stream,
+                      struct devrt_launch_report *report);
 
 /* The module's device heap, as the device last left it. */
 int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats);

@@ -40,8 +40,8 @@ static const char usage[] =
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
-    "  --list shows every device of every backend (ISA, wave size, memory), or why a\n"
-    "  backend has none, and exits 0.\n"
+    "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
+    "  it took in the driver and in devrt), or why a backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong.\n";
 
@@ -292,9 +292,13 @@ static int list_devices(void)
             devrt_device_get_info(device, &info);
             printf("%s %d: %s, wave %u, ", name, index, info.name, info.wave_size);
             if (info.memory_bytes)
-                printf("%.1f GiB\n", (double)info.memory_bytes / (1u << 30));
+                printf("%.1f GiB", (double)info.memory_bytes / (1u << 30));
             else
-                printf("memory unknown\n");
+                printf("memory unknown");
+            /* Where opening it went: the driver's start, then devrt's own set-up. */
+            printf(", opened in %.3f ms (driver %.3f, devrt %.3f)\n",
+                   (double)(info.open_driver_ns + info.open_runtime_ns) * 1e-6,
+                   (double)info.open_driver_ns * 1e-6, (double)info.open_runtime_ns * 1e-6);
             devrt_device_close(device);
         }
     }

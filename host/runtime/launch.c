@@ -1,0 +1,634 @@
+/*
+ * Launches: streams, the order of a module's launches, each launch's exception record, and
+ * taking a launch's report (devrt_launch, devrt_launch_async, the waits).
+ *
+ * - Records. Each launch has an exception record in host-visible memory (a slot, from the
+ *   module's pool), so the host resets and reads it without a copy. The state block points
+ *   at the current one; a launch gets a slot of its own, and the state is pointed at it in
+ *   stream order (backend: a stream write, or a store before the launch runs), only when
+ *   the module's last launch's report is still untaken or that launch raised. A run of
+ *   synchronous launches that raise nothing reuses one slot and touches no device memory.
+ * - The claim word (abi.h) holds the slot of the last launch that raised: that slot is
+ *   never handed out again until another launch raises.
+ * - Order. A module's launches run in the order queued: the backends with queues order them
+ *   themselves (enqueue), the others run on one thread per stream, each launch waiting for
+ *   the module's earlier ones (module_order), and devrt_launch on the caller's thread.
+ * - Reports. Taking a launch's report waits for it, drains the server if the module's
+ *   kernels left requests, flushes the output, then reads the slot: its output is written
+ *   before its report line.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+#define SLOTS_PER_CHUNK 64u
+
+static bool has_queues(const devrt_device *device)
+{
+    return device->ops->enqueue != NULL;
+}
+
+void devrt_launches_init(devrt_device *device)
+{
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->changed, NULL);
+    l->next_id = 1;
+}
+
+/* A zeroed slot that the claim word cannot hold; under the lock. NULL with the error set. */
+static struct devrt_exception_record *take_slot(devrt_module *module)
+{
+    for (size_t i = module->free_slot_count; i-- > 0;) {
+        struct devrt_exception_record *slot = module->free_slots[i];
+        if (slot == module->raised_slot)
+            continue;
+        module->free_slots[i] = module->free_slots[--module->free_slot_count];
+        memset(slot, 0, sizeof *slot);
+        return slot;
+    }
+    devrt_device *device = module->device;
+    size_t total = (module->slot_chunk_count + 1) * SLOTS_PER_CHUNK;
+    void **chunks = realloc(module->slot_chunks, (module->slot_chunk_count + 1) * sizeof *chunks);
+    if (chunks)
+        module->slot_chunks = chunks;
+    struct devrt_exception_record **free_slots =
+        chunks ? realloc(module->free_slots, total * sizeof *free_slots) : NULL;
+    if (free_slots) {
+        module->free_slots = free_slots;
+        module->free_slot_capacity = total;
+    }
+    struct devrt_exception_record *chunk =
+        free_slots ? device->ops->alloc(device, SLOTS_PER_CHUNK * sizeof *chunk, DEVRT_MEMORY_HOST)
+                   : NULL;
+    if (!chunk) {
+        devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no host-visible memory for exception records");
+        return NULL;
+    }
+    module->slot_chunks[module->slot_chunk_count++] = chunk;
+    for (uint32_t i = 1; i < SLOTS_PER_CHUNK; ++i)
+        module->free_slots[module->free_slot_count++] = &chunk[i];
+    return &chunk[0];
+}
+
+struct devrt_exception_record *devrt_launches_attach(devrt_module *module)
+{
+    struct devrt_launches *l = &module->device->launches;
+    pthread_mutex_lock(&l->lock);
+    module->slot = take_slot(module);
+    pthread_mutex_unlock(&l->lock);
+    return module->slot;
+}
+
+static void link_entry(devrt_device *device, struct devrt_launch_entry *e)
+{
+    struct devrt_launches *l = &device->launches;
+    e->device_prev = l->tail;
+    if (l->tail)
+        l->tail->device_next = e;
+    else
+        l->head = e;
+    l->tail = e;
+    devrt_stream *s = e->stream;
+    e->stream_prev = s->tail;
+    if (s->tail)
+        s->tail->stream_next = e;
+    else
+        s->head = e;
+    s->tail = e;
+}
+
+static void unlink_entry(devrt_device *device, struct devrt_launch_entry *e)
+{
+    struct devrt_launches *l = &device->launches;
+    *(e->device_prev ? &e->device_prev->device_next : &l->head) = e->device_next;
+    *(e->device_next ? &e->device_next->device_prev : &l->tail) = e->device_prev;
+    devrt_stream *s = e->stream;
+    *(e->stream_prev ? &e->stream_prev->stream_next : &s->head) = e->stream_next;
+    *(e->stream_next ? &e->stream_next->stream_prev : &s->tail) = e->stream_prev;
+}
+
+static void free_entry(struct devrt_launch_entry *e)
+{
+    free((char *)e->kernel);
+    free(e->args);
+    free(e->run_error);
+    free(e->result);
+    free(e);
+}
+
+/* The launches of a backend without queues, run on their stream's thread. */
+static void run_entry(struct devrt_launch_entry *e)
+{
+    devrt_module *module = e->module;
+    devrt_device *device = module->device;
+    int status = DEVRT_SUCCESS;
+    if (e->new_slot &&
+        device->ops->write(device, &module->state->exception, &e->slot, sizeof e->slot) != 0)
+        status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot point the state at a launch's record");
+    if (status == DEVRT_SUCCESS)
+        status = device->ops->launch(module, e->kernel, &e->config, e->args, e->arg_count);
+    e->run_status = status;
+    if (status != DEVRT_SUCCESS)
+        e->run_error = strdup(devrt_last_error());
+}
+
+/* Runs E once the module's earlier launches have run; the lock is held on entry and exit. */
+static void run_in_order(struct devrt_launches *l, struct devrt_launch_entry *e)
+{
+    devrt_module *module = e->module;
+    while (module->launches_run != e->module_order)
+        pthread_cond_wait(&l->changed, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+    run_entry(e);
+    pthread_mutex_lock(&l->lock);
+    e->ran = true;
+    module->launches_run++;
+    pthread_cond_broadcast(&l->changed);
+}
+
+static void *stream_main(void *arg)
+{
+    devrt_stream *s = arg;
+    struct devrt_launches *l = &s->device->launches;
+    pthread_setname_np(pthread_self(), "devrt-stream");
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        while (!s->stop && !s->next_to_run)
+            pthread_cond_wait(&s->work, &l->lock);
+        struct devrt_launch_entry *e = s->next_to_run;
+        if (!e)
+            break;
+        run_in_order(l, e);
+        s->next_to_run = e->stream_next;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+/* Under the lock. NULL with the error set. */
+static devrt_stream *new_stream(devrt_device *device, bool with_queue)
+{
+    devrt_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a stream");
+        return NULL;
+    }
+    s->device = device;
+    pthread_cond_init(&s->work, NULL);
+    if (with_queue && device->ops->stream_create && device->ops->stream_create(s) != 0) {
+        pthread_cond_destroy(&s->work);
+        free(s);
+        return NULL;
+    }
+    s->next = device->launches.streams;
+    device->launches.streams = s;
+    return s;
+}
+
+/* The stream a launch goes on; under the lock. NULL with the error set. */
+static devrt_stream *stream_for(devrt_device *device, devrt_stream *stream)
+{
+    if (stream)
+        return stream;
+    /* The default stream is the backend's own queue (stream->backend NULL). */
+    if (!device->launches.default_stream)
+        device->launches.default_stream = new_stream(device, false);
+    return device->launches.default_stream;
+}
+
+/*
+ * Give E its order, its slot and its place after the module's last launch, and hand it to
+ * the backend's queue or the stream's thread. Under the lock; on failure nothing is queued.
+ */
+static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
+                       const struct devrt_arg *args, size_t arg_count)
+{
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    if (!module->slot_owner && module->slot && module->slot != module->raised_slot) {
+        e->slot = module->slot;
+        e->new_slot = false;
+        memset(e->slot, 0, sizeof *e->slot);
+    } else {
+        e->slot = take_slot(module);
+        if (!e->slot)
+            return DEVRT_ERROR_OUT_OF_MEMORY;
+        e->new_slot = true;
+    }
+    e->module = module;
+    e->module_order = module->launches_queued;
+    e->after = module->last;
+    if (e->id)
+        e->id = l->next_id++;
+    if (has_queues(device)) {
+        int status = device->ops->enqueue(module, e, args, arg_count);
+        e->after = NULL;
+        if (status != DEVRT_SUCCESS) {
+            if (e->new_slot) {
+                module->free_slots[module->free_slot_count++] = e->slot;
+                /* The state may point at it or not: the next launch points it anew. */
+                module->slot = NULL;
+                module->slot_owner = NULL;
+            }
+            return status;
+        }
+    }
+    e->after = NULL;
+    module->launches_queued++;
+    module->slot = e->slot;
+    module->slot_owner = e;
+    module->last = e;
+    if (e->id) {
+        link_entry(device, e);
+        devrt_stream *s = e->stream;
+        if (!has_queues(device)) {
+            if (!s->next_to_run)
+                s->next_to_run = e;
+            pthread_cond_signal(&s->work);
+        }
+    }
+    return DEVRT_SUCCESS;
+}
+
+/* Wait for E to end: the backend's queue, or the thread that runs it. */
+static int wait_ended(struct devrt_launch_entry *e)
+{
+    devrt_device *device = e->module->device;
+    if (has_queues(device))
+        return device->ops->complete(e);
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_lock(&l->lock);
+    while (!e->ran)
+        pthread_cond_wait(&l->changed, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+    if (e->run_status != DEVRT_SUCCESS)
+        return devrt_fail(e->run_status, "%s", e->run_error ? e->run_error : "launch failed");
+    return DEVRT_SUCCESS;
+}
+
+/* The report of a launch that ran, from its record and the module's refused requests. */
+static int make_report(struct devrt_launch_entry *e, struct devrt_launch_report *report)
+{
+    devrt_module *module = e->module;
+    int status = DEVRT_SUCCESS;
+    memset(report, 0, sizeof *report);
+    report->launch = e->id;
+    /* The launch has ended (an event, a join): its stores to the record are visible. */
+    if (__atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE)) {
+        devrt_describe_exception(module, e->kernel, &e->config, e->slot, report);
+        status = DEVRT_ERROR_EXCEPTION;
+    }
+    pthread_mutex_lock(&module->error_lock);
+    if (status == DEVRT_SUCCESS && module->request_errors) {
+        report->code = DEVRT_EXCEPTION_DEVICE_ERROR;
+        snprintf(report->message, sizeof report->message, "%s", module->request_error);
+        snprintf(report->text, sizeof report->text,
+                 "kernel %s sent %u malformed request%s; the first: %s", e->kernel,
+                 module->request_errors, module->request_errors == 1 ? "" : "s",
+                 module->request_error);
+        status = DEVRT_ERROR_DEVICE_REQUEST;
+    }
+    module->request_errors = 0;
+    module->request_error[0] = '\0';
+    pthread_mutex_unlock(&module->error_lock);
+    if (status != DEVRT_SUCCESS && e->id) {
+        /* "kernel K ..." becomes "kernel K (launch N) ...". */
+        char text[sizeof report->text];
+        size_t head = strlen("kernel ") + strlen(e->kernel);
+        if (strlen(report->text) >= head) {
+            snprintf(text, sizeof text, "kernel %s (launch %" PRIu64 ")%s", e->kernel, e->id,
+                     report->text + head);
+            memcpy(report->text, text, sizeof text);
+        }
+    }
+    return status;
+}
+
+/*
+ * Wait for E, make its report and write its line, then give back its slot and the
+ * backend's hold on it. E stays linked; nobody else takes it meanwhile.
+ */
+static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *report)
+{
+    devrt_module *module = e->module;
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    int status = wait_ended(e);
+    pthread_mutex_lock(&l->lock);
+    bool last = module->last == e;
+    pthread_mutex_unlock(&l->lock);
+    /* Everything the kernel sent, its output included, is taken before anything is reported. */
+    devrt_server_drain(device, module, last);
+    devrt_output_flush(module);
+    /*
+     * A raise, or a fault (DEVRT_ERROR_LAUNCH), ends waves that may hold ports. When no other
+     * launch of the module runs, the ports still locked are theirs: take them back.
+     */
+    bool raised = status == DEVRT_SUCCESS && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE);
+    if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", devrt_last_error());
+        int reclaimed = devrt_server_reclaim_ports(device, module);
+        if (status != DEVRT_SUCCESS)
+            devrt_fail(status, "%s", why);
+        else if (reclaimed != DEVRT_SUCCESS)
+            status = reclaimed;
+    }
+    struct devrt_launch_report local;
+    if (!report)
+        report = &local;
+    if (status == DEVRT_SUCCESS)
+        status = make_report(e, report);
+    else
+        memset(report, 0, sizeof *report);
+
+    pthread_mutex_lock(&l->lock);
+    if (e->slot->word && e->module_order >= module->raised_order) {
+        module->raised_slot = e->slot;
+        module->raised_order = e->module_order;
+    }
+    if (module->slot_owner == e)
+        module->slot_owner = NULL;
+    else
+        module->free_slots[module->free_slot_count++] = e->slot;
+    if (module->last == e)
+        module->last = NULL;
+    if (device->ops->release)
+        device->ops->release(e);
+    pthread_mutex_unlock(&l->lock);
+
+    if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
+        if (module->report_file) {
+            fprintf(module->report_file, "%s\n", report->text);
+            fflush(module->report_file);
+        }
+        return devrt_fail(status, "%s", report->text);
+    }
+    return status;
+}
+
+/* Take E's report, made now or when its module was unloaded, and free E. */
+static int take(struct devrt_launch_entry *e, struct devrt_launch_report *report)
+{
+    devrt_device *device = e->stream->device;
+    struct devrt_launches *l = &device->launches;
+    int status;
+    if (e->finished) {
+        status = e->status;
+        if (report && e->result)
+            *report = *e->result;
+        if (status != DEVRT_SUCCESS)
+            devrt_fail(status, "%s",
+                       e->result && e->result->text[0] ? e->result->text
+                       : e->run_error                  ? e->run_error
+                                                       : "launch failed");
+    } else {
+        status = conclude(e, report);
+    }
+    pthread_mutex_lock(&l->lock);
+    unlink_entry(device, e);
+    pthread_mutex_unlock(&l->lock);
+    free_entry(e);
+    return status;
+}
+
+void devrt_launches_detach(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        struct devrt_launch_entry *e = l->head;
+        while (e && (e->module != module || e->finished))
+            e = e->device_next;
+        if (!e)
+            break;
+        pthread_mutex_unlock(&l->lock);
+        struct devrt_launch_report *result = calloc(1, sizeof *result);
+        int status = conclude(e, result);
+        if (status != DEVRT_SUCCESS && status != DEVRT_ERROR_EXCEPTION &&
+            status != DEVRT_ERROR_DEVICE_REQUEST && !e->run_error)
+            e->run_error = strdup(devrt_last_error());
+        pthread_mutex_lock(&l->lock);
+        e->finished = true;
+        e->status = status;
+        e->result = result;
+        e->module = NULL;
+    }
+    for (size_t i = 0; i < module->slot_chunk_count; ++i)
+        device->ops->free(device, module->slot_chunks[i], DEVRT_MEMORY_HOST);
+    free(module->slot_chunks);
+    free(module->free_slots);
+    module->slot_chunks = NULL;
+    module->free_slots = NULL;
+    module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
+    module->slot = module->raised_slot = NULL;
+    pthread_mutex_unlock(&l->lock);
+}
+
+int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
+                 const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report)
+{
+    int status = devrt_validate_launch(module, kernel, config, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    struct devrt_launch_entry e = {.kernel = kernel, .config = *config};
+    pthread_mutex_lock(&l->lock);
+    if (has_queues(device)) {
+        e.stream = stream_for(device, NULL);
+        status = e.stream ? queue_entry(module, &e, args, arg_count) : DEVRT_ERROR_OUT_OF_MEMORY;
+    } else {
+        status = queue_entry(module, &e, args, arg_count);
+        if (status == DEVRT_SUCCESS) {
+            /* On the caller's thread: the arguments are the caller's until it returns. */
+            e.args = (struct devrt_arg *)args;
+            e.arg_count = arg_count;
+            run_in_order(l, &e);
+            e.args = NULL;
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    status = conclude(&e, report);
+    e.kernel = NULL;
+    free(e.run_error);
+    return status;
+}
+
+int devrt_launch_async(devrt_module *module, const char *kernel,
+                       const struct devrt_launch_config *config, const struct devrt_arg *args,
+                       size_t arg_count, devrt_stream *stream, uint64_t *launch)
+{
+    if (launch)
+        *launch = 0;
+    int status = devrt_validate_launch(module, kernel, config, args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    devrt_device *device = module->device;
+    if (stream && stream->device != device)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_launch_async: the stream belongs to another device");
+    if (!has_queues(device) && device->ops->check) {
+        status = device->ops->check(module, kernel, args, arg_count);
+        if (status != DEVRT_SUCCESS)
+            return status;
+    }
+    struct devrt_launch_entry *e = calloc(1, sizeof *e);
+    char *name = strdup(kernel);
+    struct devrt_arg *copy = NULL;
+    if (e && name && !has_queues(device) && arg_count) {
+        copy = malloc(arg_count * sizeof *copy);
+        if (copy)
+            memcpy(copy, args, arg_count * sizeof *copy);
+    }
+    if (!e || !name || (!has_queues(device) && arg_count && !copy)) {
+        free(e);
+        free(name);
+        free(copy);
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a launch");
+    }
+    e->kernel = name;
+    e->config = *config;
+    e->args = copy;
+    e->arg_count = copy ? arg_count : 0;
+    e->id = 1; /* asynchronous: queue_entry gives the real one */
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_lock(&l->lock);
+    e->stream = stream_for(device, stream);
+    status = e->stream ? DEVRT_SUCCESS : DEVRT_ERROR_OUT_OF_MEMORY;
+    if (status == DEVRT_SUCCESS && !has_queues(device) && !e->stream->thread_started) {
+        if (pthread_create(&e->stream->thread, NULL, stream_main, e->stream) != 0)
+            status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot start a stream's thread");
+        else
+            e->stream->thread_started = true;
+    }
+    if (status == DEVRT_SUCCESS)
+        status = queue_entry(module, e, args, arg_count);
+    uint64_t id = e->id;
+    pthread_mutex_unlock(&l->lock);
+    if (status != DEVRT_SUCCESS) {
+        free_entry(e);
+        return status;
+    }
+    if (launch)
+        *launch = id;
+    return DEVRT_SUCCESS;
+}
+
+int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch_report *report)
+{
+    if (!device)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch_wait: no device");
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_lock(&l->lock);
+    struct devrt_launch_entry *e = l->head;
+    while (e && e->id != launch)
+        e = e->device_next;
+    bool waitable = e && !e->taken;
+    if (waitable)
+        e->taken = true;
+    pthread_mutex_unlock(&l->lock);
+    if (!waitable)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "launch %" PRIu64 " is not in flight (never queued, or its report "
+                          "was taken already)",
+                          launch);
+    return take(e, report);
+}
+
+int devrt_stream_wait(devrt_device *device, devrt_stream *stream,
+                      struct devrt_launch_report *report)
+{
+    if (!device || (stream && stream->device != device))
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_stream_wait: no device, or the "
+                                                        "stream belongs to another");
+    struct devrt_launches *l = &device->launches;
+    pthread_mutex_lock(&l->lock);
+    devrt_stream *s = stream ? stream : l->default_stream;
+    uint64_t last = s && s->tail ? s->tail->id : 0;
+    pthread_mutex_unlock(&l->lock);
+    int first = DEVRT_SUCCESS;
+    char why[1024] = "";
+    for (;;) {
+        pthread_mutex_lock(&l->lock);
+        struct devrt_launch_entry *e = s ? s->head : NULL;
+        while (e && e->taken)
+            e = e->stream_next;
+        if (e && e->id <= last)
+            e->taken = true;
+        else
+            e = NULL;
+        pthread_mutex_unlock(&l->lock);
+        if (!e)
+            break;
+        struct devrt_launch_report local;
+        int status = take(e, first == DEVRT_SUCCESS ? report : &local);
+        if (status != DEVRT_SUCCESS && first == DEVRT_SUCCESS) {
+            first = status;
+            snprintf(why, sizeof why, "%s", devrt_last_error());
+        }
+    }
+    if (first != DEVRT_SUCCESS)
+        return devrt_fail(first, "%s", why);
+    if (report)
+        memset(report, 0, sizeof *report);
+    return DEVRT_SUCCESS;
+}
+
+int devrt_stream_create(devrt_device *device, devrt_stream **stream)
+{
+    if (!device || !stream)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_stream_create: missing argument");
+    pthread_mutex_lock(&device->launches.lock);
+    *stream = new_stream(device, true);
+    pthread_mutex_unlock(&device->launches.lock);
+    return *stream ? DEVRT_SUCCESS : DEVRT_ERROR_BACKEND;
+}
+
+static void destroy_stream(devrt_stream *s)
+{
+    devrt_device *device = s->device;
+    struct devrt_launches *l = &device->launches;
+    /* Every launch on it is waited for; their lines are written, their reports dropped. */
+    devrt_stream_wait(device, s, NULL);
+    pthread_mutex_lock(&l->lock);
+    s->stop = true;
+    pthread_cond_signal(&s->work);
+    for (devrt_stream **p = &l->streams; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    if (l->default_stream == s)
+        l->default_stream = NULL;
+    pthread_mutex_unlock(&l->lock);
+    if (s->thread_started)
+        pthread_join(s->thread, NULL);
+    if (s->backend && device->ops->stream_destroy)
+        device->ops->stream_destroy(s);
+    pthread_cond_destroy(&s->work);
+    free(s);
+}
+
+void devrt_stream_destroy(devrt_stream *stream)
+{
+    if (stream)
+        destroy_stream(stream);
+}
+
+void devrt_launches_fini(devrt_device *device)
+{
+    struct devrt_launches *l = &device->launches;
+    while (l->streams)
+        destroy_stream(l->streams);
+    pthread_cond_destroy(&l->changed);
+    pthread_mutex_destroy(&l->lock);
+}
