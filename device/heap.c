@@ -262,9 +262,6 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
                 if (slab)
                     reserved = reserve(slab, count - served, &word);
             }
-            /* A reused large slab takes the size of its new block; only its owner frees it. */
-            if (large && reserved)
-                slab->block_size = block_size;
         }
         slab = (struct devrt_slab *)(uintptr_t)broadcast_u64(group, (uint64_t)(uintptr_t)slab);
         reserved = devrt_arch_read_first_sync(group, reserved);
@@ -272,8 +269,18 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
             break; /* exhausted */
         for (uint32_t end = served + reserved; served < end;) {
             uint32_t won = 0;
-            if (leader)
+            if (leader) {
                 won = claim(slab, end - served, &word);
+                /*
+                 * A reused large slab takes the size of its new block. Stored only after the
+                 * claim: its acquire fetch-or reads the bit the last block's free cleared with
+                 * a release, so that free's reads of the old size happen before this store.
+                 * Whoever frees the new block got the pointer from this lane, after it.
+                 */
+                if (large && won)
+                    devrt_atomic_store(&slab->block_size, block_size, __ATOMIC_RELAXED,
+                                       DEVRT_SCOPE_DEVICE);
+            }
             won = devrt_arch_read_first_sync(group, won);
             uint32_t at = devrt_arch_read_first_sync(group, word);
             uint32_t n = (uint32_t)__builtin_popcount(won);
@@ -348,8 +355,14 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
         /* offset / block_size by a multiply: offsets and sizes are small multiples of 16. */
         uint32_t index = (uint32_t)(((uint64_t)(offset >> 4) * slab->reciprocal) >> 24);
         uint32_t bit = 1u << (index % 32);
+        /*
+         * Read once, before the bit is cleared: after it, the slab (a large one) may be
+         * reused and its size rewritten (allocate_group).
+         */
+        uint32_t block_size =
+            devrt_atomic_load(&slab->block_size, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         why = "free of a pointer into the middle of a block";
-        if (within >= slab->data_offset && index * slab->block_size == offset &&
+        if (within >= slab->data_offset && index * block_size == offset &&
             index < slab->block_count) {
             code = DEVRT_EXCEPTION_DOUBLE_FREE;
             why = "double free";
@@ -357,7 +370,7 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
                                        DEVRT_SCOPE_DEVICE) &
                 bit) {
                 devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
-                devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)slab->block_size,
+                devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)block_size,
                                        __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 return;
             }
@@ -383,7 +396,8 @@ static uint64_t block_capacity(const void *ptr)
 {
     const struct devrt_slab *slab =
         (const struct devrt_slab *)(uintptr_t)((uint64_t)(uintptr_t)ptr & ~SLAB_MASK);
-    return slab->block_size;
+    /* Only the block's owner reallocates it, so no other store can race this load. */
+    return devrt_atomic_load(&slab->block_size, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
 }
 
 void *devrt_realloc(void *ptr, size_t size)
