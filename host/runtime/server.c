@@ -162,7 +162,7 @@ static const char *accept_packet(devrt_module *module, struct devrt_port_state *
                                  const struct devrt_rpc_packet *packets, char *why, size_t why_size)
 {
     struct devrt_server *server = &module->device->server;
-    uint32_t wave_size = module->device->wave_size;
+    uint32_t wave_size = module->host_channel.wave_size;
     uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
         return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;

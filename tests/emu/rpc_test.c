@@ -310,6 +310,9 @@ int main(int argc, char **argv)
      */
     struct devrt_device_options options = {.rpc_ports =
                                                strcmp(argv[2], "raise_holding_port") ? 64 : 16};
+    /* The server bounds a request's lanes by the module's waves: lane 40 exists in these. */
+    if (!strcmp(argv[2], "rogue_lane_mask64"))
+        options.emu_wave_size = 64;
     int exit_code = harness_open(backend, &options, argv[1], &device, NULL);
     if (exit_code)
         return exit_code;
@@ -350,6 +353,8 @@ int main(int argc, char **argv)
         test_rogue(2, "limit is");
     } else if (!strcmp(test, "rogue_lane_mask")) {
         test_rogue(3, "lane mask");
+    } else if (!strcmp(test, "rogue_lane_mask64")) {
+        test_rogue(3, NULL); /* the same request from a wave of 64 is well-formed */
     } else if (!strcmp(test, "rogue_flags")) {
         test_rogue(4, "unknown flags");
     } else if (!strcmp(test, "rogue_truncated")) {
