@@ -64,7 +64,28 @@ static void remember_slab(struct devrt_heap *heap, uint64_t base)
 }
 
 /*
- * Ask the host for a slab of blocks of `block_size`, laid out and empty. Only the calling
+ * Write an empty slab's header and bitmap as the host's reply lays them out. The host does
+ * not: its copy would be work on the GPU, queued behind the kernel waiting for the slab.
+ * The memory is fresh from the host's reserve and no other wave knows the slab until
+ * new_slab publishes it with a release, so plain stores do.
+ */
+static void lay_out_slab(struct devrt_slab *slab, const struct devrt_heap_grow_reply *reply)
+{
+    /* A word at a time: a whole copy would hold the header in registers the allocator's
+       callers pay for. */
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+    for (uint32_t i = 0; i < sizeof reply->header / 4; ++i)
+        ((uint32_t *)slab)[i] = reply->header[i];
+    uint32_t count = slab->block_count;
+    /* Blocks past the end are marked taken, so claiming never looks at them. */
+    for (uint32_t i = 0, first = 0; i < reply->bitmap_words; ++i, first += 32)
+        slab->bitmap[i] = first >= count ? ~0u : count - first >= 32 ? 0u : ~0u << (count - first);
+}
+
+/*
+ * Ask the host for a slab of blocks of `block_size` and lay it out, empty. Only the calling
  * lane takes part, and the request is one word, so it is written in place: the general
  * streaming send would cost the allocator's callers registers.
  */
@@ -76,12 +97,23 @@ static struct devrt_slab *request_slab(uint32_t block_size)
     port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox, port.lanes,
                                     DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
     devrt_rpc_wait(port.channel, port.index, port.outbox);
-    uint64_t slab = port.buffer->header.flags == DEVRT_RPC_OK ? packet->word[0] : 0;
+    /* Laid out while the port is ours: the next holder may overwrite the reply. */
+    const struct devrt_heap_grow_reply *reply = (const struct devrt_heap_grow_reply *)packet;
+    struct devrt_slab *slab =
+        (struct devrt_slab *)(uintptr_t)(port.buffer->header.flags == DEVRT_RPC_OK ? reply->slab
+                                                                                   : 0);
+    if (slab)
+        lay_out_slab(slab, reply);
     devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);
-    return (struct devrt_slab *)(uintptr_t)slab;
+    return slab;
 }
 
-/* A new slab from the host, made known to free; the caller is its only user yet. */
+/*
+ * A new slab from the host, laid out, then made known: its entry in the lookup set (for
+ * free) and in the list (for the search) are stored with a release, so a wave that finds
+ * it by either, with an acquire, reads the header written before. The caller is its only
+ * user until then.
+ */
 static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
 {
     if (devrt_atomic_load(&heap->slab_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE) >=

@@ -14,8 +14,9 @@
 #ifndef DEVRT_ABI_VERSION
 /* 2: open-length RPC messages; 3: port state words, heap shards; 4: the device rings the
    doorbell only while the server's sleeping flag is set, and each launch has its own
-   exception record in host-visible memory */
-#define DEVRT_ABI_VERSION 4u
+   exception record in host-visible memory; 5: the heap's grow reply carries the slab's
+   layout, which the device writes (devrt_heap_grow_reply) */
+#define DEVRT_ABI_VERSION 5u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */
@@ -46,11 +47,11 @@ enum devrt_exception_code {
  *   bits 39..0   workgroup, flattened within the grid
  */
 #define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                            \
-    (((uint64_t)(code) << 56) | (((uint64_t)(workitem) & 0xffffu) << 40) |                         \
-     ((uint64_t)(workgroup) & 0xffffffffffull))
+    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                           \
+     ((uint64_t)(workgroup)&0xffffffffffull))
 #define DEVRT_EXCEPTION_WORD_CODE(word) ((uint32_t)((word) >> 56))
 #define DEVRT_EXCEPTION_WORD_WORKITEM(word) ((uint32_t)(((word) >> 40) & 0xffffu))
-#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word) & 0xffffffffffull)
+#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word)&0xffffffffffull)
 
 /*
  * The detail is written only by the lane that won the claim (see struct devrt_state), then
