@@ -148,9 +148,10 @@ DEVRT_KERNEL2(edges, uint64_t, too_big, uint32_t *, failures)
 }
 
 /*
- * Every lane holds `count` blocks of `size` bytes at once, then frees them. Launched on a
- * full GPU (every slot of every compute unit taken), the heap grows while all the waves
- * there are wait for it: the server must answer without work on the GPU.
+ * Every lane holds `count` blocks of `size` bytes until its workgroup has all of theirs,
+ * then frees them. Launched on a full GPU (every slot of every compute unit taken), the
+ * heap grows while all the waves there are wait for it: the server must answer without
+ * work on the GPU.
  */
 DEVRT_KERNEL4(hold_all, uint32_t, count, uint32_t, size, uint32_t *, failures, uint32_t *, done)
 {
@@ -163,6 +164,8 @@ DEVRT_KERNEL4(hold_all, uint32_t, count, uint32_t, size, uint32_t *, failures, u
         else
             __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
     }
+    /* The whole workgroup holds its blocks at once, however its lanes are scheduled. */
+    devrt_barrier();
     for (uint32_t i = 0; i < count; ++i)
         devrt_free(held[i]);
     __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
