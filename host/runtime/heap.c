@@ -20,7 +20,7 @@ static uint64_t align_up(uint64_t value, uint64_t alignment)
 }
 
 /*
- * Device memory aligned to a slab, not zeroed (lay_out_slab writes what a slab needs); the
+ * Device memory aligned to a slab, not zeroed (the device writes what a slab needs); the
  * chunk list keeps what must be freed.
  */
 static void *allocate_chunk(devrt_module *module, size_t bytes)
@@ -150,8 +150,13 @@ static uint64_t reserve_pages(devrt_module *module, uint32_t pages)
     return address;
 }
 
-/* Write the header and bitmap of an empty slab for blocks of `block_size`. */
-static int lay_out_slab(devrt_module *module, uint64_t address, uint32_t block_size)
+/*
+ * The layout of an empty slab for blocks of `block_size`, for the device to write: nothing
+ * here touches device memory, since a copy is work on the GPU (a blit on HSA) that can wait
+ * behind the kernel whose waves wait for this reply.
+ */
+static struct devrt_heap_grow_reply slab_layout(const devrt_module *module, uint64_t address,
+                                                uint32_t block_size)
 {
     struct devrt_heap_class layout = {block_size, 1, DEVRT_HEAP_LARGE_OFFSET, 0, 1};
     uint32_t size_class = DEVRT_HEAP_LARGE_CLASS, pages = devrt_heap_large_pages(block_size);
@@ -160,24 +165,19 @@ static int lay_out_slab(devrt_module *module, uint64_t address, uint32_t block_s
         layout = module->heap.classes[size_class];
         pages = 1;
     }
-    size_t bytes = sizeof(struct devrt_slab) + 4 * layout.bitmap_words;
-    struct devrt_slab *slab = calloc(1, bytes);
-    if (!slab)
-        return -1;
-    slab->size_class = size_class;
-    slab->block_size = layout.block_size;
-    slab->block_count = layout.block_count;
-    slab->free_count = layout.block_count;
-    slab->data_offset = layout.data_offset;
-    slab->pages = pages;
-    slab->reciprocal = layout.reciprocal;
-    /* Blocks past the end are marked taken, so claiming never looks at them. */
-    for (uint32_t block = layout.block_count; block < 32 * layout.bitmap_words; ++block)
-        slab->bitmap[block / 32] |= 1u << (block % 32);
-    devrt_device *device = module->device;
-    int status = device->ops->write(device, (void *)(uintptr_t)address, slab, bytes);
-    free(slab);
-    return status;
+    struct devrt_slab header = {
+        .size_class = size_class,
+        .block_size = layout.block_size,
+        .block_count = layout.block_count,
+        .free_count = layout.block_count,
+        .data_offset = layout.data_offset,
+        .pages = pages,
+        .reciprocal = layout.reciprocal,
+    };
+    struct devrt_heap_grow_reply reply = {.slab = address, .bitmap_words = layout.bitmap_words};
+    _Static_assert(sizeof reply.header == sizeof header, "the reply holds the whole header");
+    memcpy(reply.header, &header, sizeof header);
+    return reply;
 }
 
 int devrt_serve_heap_grow(struct devrt_request *request)
@@ -198,9 +198,9 @@ int devrt_serve_heap_grow(struct devrt_request *request)
         }
         uint64_t address =
             reserve_pages(request->module, small ? 1 : devrt_heap_large_pages(block_size));
-        if (address && lay_out_slab(request->module, address, block_size) != 0)
-            address = 0;
-        request->reply[lane].word[0] = address;
+        struct devrt_heap_grow_reply reply = slab_layout(request->module, address, block_size);
+        _Static_assert(sizeof reply <= sizeof request->reply[lane], "a grow reply is one packet");
+        memcpy(&request->reply[lane], &reply, sizeof reply);
     }
     return 0;
 }
@@ -211,8 +211,11 @@ int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_heap_stats: missing argument");
     devrt_device *device = module->device;
     struct devrt_heap heap;
-    if (device->ops->read(device, &heap, module->heap.device_heap, sizeof heap) != 0)
-        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the heap");
+    if (device->ops->read(device, &heap, module->heap.device_heap, sizeof heap) != 0) {
+        char why[512]; /* the backend's reason, out of the buffer devrt_fail writes */
+        snprintf(why, sizeof why, "%s", devrt_last_error());
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the heap: %s", why);
+    }
     pthread_mutex_lock(&device->server.lock);
     stats->bytes_reserved = module->heap.reserved_bytes;
     pthread_mutex_unlock(&device->server.lock);

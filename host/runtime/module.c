@@ -64,7 +64,13 @@ static int attach_state(devrt_module *module)
         ports = DEVRT_DEFAULT_PORTS;
     struct devrt_rpc_channel *c = &module->host_channel;
     c->port_count = ports;
+    /* The lanes a request may name: an amdgcn image's kernels may run waves wider than the
+       GPU's own (-mwavefrontsize64 on gfx10 and later); each buffer has room for 64. */
     c->wave_size = device->wave_size;
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    if (module->metadata)
+        c->wave_size = devrt_amdgpu_rpc_lanes(module->metadata, device->wave_size);
+#endif
     c->state = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
     c->outbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
     c->inbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);

@@ -244,6 +244,13 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
+/*
+ * Whether the calling thread is DEVICE's server in the middle of a request's handler. The
+ * path that serves the device must do no work on the GPU (a copy of device memory is a
+ * blit on HSA): when the kernel fills the GPU, that work waits for waves that wait for the
+ * reply. The emulation refuses copies there, so its tests show any that creep in.
+ */
+bool devrt_server_serving(const devrt_device *device);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);

@@ -65,6 +65,14 @@ static devrt_request_handler *const handlers[DEVRT_RPC_OPCODE_END] = {
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The device whose request this thread's handler is serving, or NULL. */
+static _Thread_local const devrt_device *serving;
+
+bool devrt_server_serving(const devrt_device *device)
+{
+    return serving == device;
+}
+
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
 {
     pthread_mutex_lock(&module->error_lock);
@@ -162,7 +170,7 @@ static const char *accept_packet(devrt_module *module, struct devrt_port_state *
                                  const struct devrt_rpc_packet *packets, char *why, size_t why_size)
 {
     struct devrt_server *server = &module->device->server;
-    uint32_t wave_size = module->device->wave_size;
+    uint32_t wave_size = module->host_channel.wave_size;
     uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
         return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;
@@ -272,7 +280,10 @@ static bool serve_port(devrt_module *module, uint32_t index)
             .lane = port->lane,
             .reply = reply,
         };
-        if (handlers[port->opcode](&request) != 0) {
+        serving = module->device;
+        int refused = handlers[port->opcode](&request);
+        serving = NULL;
+        if (refused != 0) {
             record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
             status = DEVRT_RPC_REFUSED;
         }
