@@ -52,8 +52,11 @@ static void free_channel(devrt_module *module)
     devrt_heap_detach(module);
 }
 
-/* Allocate the state block and the channel, then point __devrt_state at the block. */
-static int attach_state(devrt_module *module)
+/*
+ * Allocate the state block and the channel, then point __devrt_state at the block; the
+ * memory step of the load's times began at SINCE.
+ */
+static int attach_state(devrt_module *module, uint64_t since)
 {
     devrt_device *device = module->device;
     const struct devrt_backend_ops *ops = device->ops;
@@ -91,12 +94,15 @@ static int attach_state(devrt_module *module)
         .rpc = module->channel,
         .heap = module->heap.device_heap,
     };
+    uint64_t written = devrt_now_ns();
+    module->info.load_memory_ns = written - since;
     if (ops->write(device, module->channel, c, sizeof *c) != 0 ||
         ops->write(device, module->state, &state, sizeof state) != 0 ||
         ops->write(device, module->state_variable, &module->state, sizeof module->state) != 0) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_BACKEND, "%s: cannot write its kernel state", module->path);
     }
+    module->info.load_state_ns = devrt_now_ns() - written;
     return DEVRT_SUCCESS;
 }
 
@@ -146,15 +152,21 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     module->output_file = stdout;
     pthread_mutex_init(&module->error_lock, NULL);
     pthread_mutex_init(&module->output_lock, NULL);
+    struct devrt_module_info *info = &module->info;
+    uint64_t start = devrt_now_ns();
     int status = read_metadata(module);
     if (status == DEVRT_SUCCESS)
         status = device->ops->load(module, path, &module->state_variable);
+    uint64_t loaded = devrt_now_ns();
+    info->load_image_ns = loaded - start;
     if (status == DEVRT_SUCCESS) {
         status = check_library(module);
+        uint64_t checked = devrt_now_ns();
+        info->load_check_ns = checked - loaded;
         if (status == DEVRT_SUCCESS && !devrt_launches_attach(module))
             status = DEVRT_ERROR_OUT_OF_MEMORY;
         if (status == DEVRT_SUCCESS)
-            status = attach_state(module);
+            status = attach_state(module, checked);
         if (status != DEVRT_SUCCESS) {
             devrt_launches_detach(module);
             device->ops->unload(module);
@@ -187,6 +199,14 @@ void devrt_module_unload(devrt_module *module)
     pthread_mutex_destroy(&module->output_lock);
     free(module->path);
     free(module);
+}
+
+int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *info)
+{
+    if (!module || !info)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_module_get_info: missing argument");
+    *info = module->info;
+    return DEVRT_SUCCESS;
 }
 
 void devrt_module_set_report_file(devrt_module *module, FILE *file)

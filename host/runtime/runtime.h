@@ -218,6 +218,7 @@ struct devrt_module {
     char request_error[256];
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
+    struct devrt_module_info info; /* where its load spent its time */
 };
 
 /* A request as the server hands it to the handler of its opcode. */
@@ -288,6 +289,9 @@ int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metada
                                       const struct devrt_arg *args, size_t arg_count);
 
 /* error.c */
+/* device.c: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t devrt_now_ns(void);
+
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* backends */

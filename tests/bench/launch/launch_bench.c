@@ -11,8 +11,9 @@
  * median of N launches (default 1000) of one workitem; an asynchronous figure is the time
  * until devrt_launch_async (cuLaunchKernel) returns, the wait not counted; a rate is 10,000
  * launches queued, then one wait. Loads: the first in the process (cold) and the median of
- * 20 more of the same image (warm). Device open: the first in the process, split as
- * devrt_device_get_info reports it (driver, devrt).
+ * 20 more of the same image (warm), each split into the steps devrt_module_get_info
+ * reports (a step's median apart: the medians need not add up). Device open: the first in the
+ * process, split as devrt_device_get_info reports it (driver, devrt).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 
 #include <devrt/host.h>
 
+#include "cuda_driver.h"
 #include "harness.h"
 
 #define STREAM_LAUNCHES 10000u
@@ -34,38 +36,9 @@ static const char *image;
 static bool cuda;
 static const struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
 
-/* The driver's few calls used here (cuda.h's types as plain pointers; 0 is success). */
-static struct {
-    int (*module_load_data)(void **module, const void *image);
-    int (*module_unload)(void *module);
-    int (*module_get_function)(void **function, void *module, const char *name);
-    int (*launch_kernel)(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                         unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                         void **extra);
-    int (*stream_create)(void **stream, unsigned flags);
-    int (*stream_synchronize)(void *stream);
-    int (*stream_destroy)(void *stream);
-} cu;
+static struct cuda_driver cu;
 static void *raw_stream;
 static char *ptx; /* the image's text, for cuModuleLoadData */
-
-static bool open_driver(void)
-{
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-#define FIND(field, symbol) cu.field = (__typeof__(cu.field))dlsym(library, symbol)
-    FIND(module_load_data, "cuModuleLoadData");
-    FIND(module_unload, "cuModuleUnload");
-    FIND(module_get_function, "cuModuleGetFunction");
-    FIND(launch_kernel, "cuLaunchKernel");
-    FIND(stream_create, "cuStreamCreate");
-    FIND(stream_synchronize, "cuStreamSynchronize");
-    FIND(stream_destroy, "cuStreamDestroy_v2");
-#undef FIND
-    return cu.module_load_data && cu.module_unload && cu.module_get_function && cu.launch_kernel &&
-           cu.stream_create && cu.stream_synchronize && cu.stream_destroy;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -199,6 +172,23 @@ static void rate_rows(const struct raw_kernel *raw)
     }
 }
 
+/* The steps of a load as devrt_module_get_info reports them, in seconds. */
+#define LOAD_STEPS 4u
+static const char *const load_step_names[LOAD_STEPS] = {
+    "the image, read and loaded by the driver",
+    "the device library's check",
+    "memory",
+    "the initial state written",
+};
+
+static void load_steps(const struct devrt_module_info *info, double seconds[LOAD_STEPS])
+{
+    const uint64_t ns[LOAD_STEPS] = {info->load_image_ns, info->load_check_ns, info->load_memory_ns,
+                                     info->load_state_ns};
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        seconds[step] = ns[step] * 1e-9;
+}
+
 static char *read_file(const char *path)
 {
     FILE *file = fopen(path, "rb");
@@ -242,11 +232,15 @@ int main(int argc, char **argv)
     double opened = harness_seconds();
     must(devrt_module_load(device, image, &module), "load");
     double loaded = harness_seconds();
+    struct devrt_module_info first_load;
+    devrt_module_get_info(module, &first_load);
+    double first_steps[LOAD_STEPS];
+    load_steps(&first_load, first_steps);
     must(devrt_launch(module, "empty", &one, NULL, 0, NULL), "empty");
     double launched = harness_seconds();
     struct devrt_device_info info;
     devrt_device_get_info(device, &info);
-    if (cuda && !open_driver()) {
+    if (cuda && !cuda_driver_open(&cu)) {
         fprintf(stderr, "cannot open libcuda.so.1 for the raw figures\n");
         return 1;
     }
@@ -263,7 +257,7 @@ int main(int argc, char **argv)
         if (!ptx || cu.module_load_data(&raw_module, ptx) != 0 ||
             cu.module_get_function(&raw_empty.function, raw_module, "empty") != 0 ||
             cu.module_get_function(&raw_heap.function, raw_module, "heap_once_cuda") != 0 ||
-            cu.stream_create(&raw_stream, 1 /* CU_STREAM_NON_BLOCKING */) != 0) {
+            cu.stream_create(&raw_stream, CU_STREAM_NON_BLOCKING) != 0) {
             fprintf(stderr, "the driver cannot load %s for the raw figures\n", image);
             return 1;
         }
@@ -284,10 +278,17 @@ int main(int argc, char **argv)
     devrt_module_unload(module);
     if (emu_handle)
         dlclose(emu_handle);
+    double steps[LOAD_STEPS][LOADS];
     for (size_t i = 0; i < LOADS; ++i) {
         double t = harness_seconds();
         must(devrt_module_load(device, image, &module), "load");
         samples[i] = harness_seconds() - t;
+        struct devrt_module_info load_info;
+        devrt_module_get_info(module, &load_info);
+        double one[LOAD_STEPS];
+        load_steps(&load_info, one);
+        for (size_t step = 0; step < LOAD_STEPS; ++step)
+            steps[step][i] = one[step];
         devrt_module_unload(module);
     }
     double warm = median(samples, LOADS);
@@ -309,7 +310,13 @@ int main(int argc, char **argv)
     double raw_warm = median(samples, LOADS);
     const char *load_name = cuda ? "cuModuleLoadData" : "dlopen";
     printf("| module load, first in the process (ms) | %.3f | | | |\n", (loaded - opened) * 1e3);
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        printf("| of which %s (µs) | %.1f | | | |\n", load_step_names[step],
+               first_steps[step] * 1e6);
     row("module load, warm (ms)", warm * 1e3, raw_warm * 1e3, load_name);
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        printf("| of which %s, median (µs) | %.1f | | | |\n", load_step_names[step],
+               median(steps[step], LOADS) * 1e6);
     printf("| device open, first in the process (ms) | %.3f | | | |\n", (opened - start) * 1e3);
     printf("| of which the driver (ms) | %.3f | | | |\n", info.open_driver_ns * 1e-6);
     printf("| of which devrt (ms) | %.3f | | | |\n", info.open_runtime_ns * 1e-6);
