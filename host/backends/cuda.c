@@ -177,15 +177,20 @@ static struct cuda_backend *bind(devrt_device *device)
     return b;
 }
 
+static bool host_visible(enum devrt_memory memory)
+{
+    return memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
+}
+
 /* A block freed earlier, as large or a little larger, of the same memory; or NULL. */
 static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory)
 {
     void *ptr = NULL;
-    bool host = memory == DEVRT_MEMORY_HOST;
+    bool host = host_visible(memory);
     pthread_mutex_lock(&b->cache_lock);
     for (size_t i = 0; i < b->cached_count; ++i)
         if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
-            (b->cached[i].memory == DEVRT_MEMORY_HOST) == host) {
+            host_visible(b->cached[i].memory) == host) {
             ptr = b->cached[i].ptr;
             b->cached_bytes -= b->cached[i].size;
             b->cached[i] = b->cached[--b->cached_count];
@@ -220,7 +225,7 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
             return cu.cuMemFree((CUdeviceptr)(uintptr_t)cached), NULL;
         return cached;
     }
-    if (memory != DEVRT_MEMORY_HOST) {
+    if (!host_visible(memory)) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
@@ -241,13 +246,14 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
         cu.cuMemFreeHost(ptr);
         return NULL;
     }
-    memset(ptr, 0, size);
+    if (memory == DEVRT_MEMORY_HOST)
+        memset(ptr, 0, size);
     return ptr;
 }
 
 static void release_memory(void *ptr, enum devrt_memory memory)
 {
-    if (memory != DEVRT_MEMORY_HOST)
+    if (!host_visible(memory))
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
@@ -259,10 +265,15 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     if (!ptr)
         return;
     struct cuda_backend *b = bind(device);
-    CUdeviceptr start = 0;
+    CUdeviceptr start = 0, at = (CUdeviceptr)(uintptr_t)ptr;
     size_t size = 0;
-    if (cu.cuMemGetAddressRange(&start, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
-        start == (CUdeviceptr)(uintptr_t)ptr && size < DEVRT_CUDA_CACHED_BYTES) {
+    /* Mapped host memory: the range as a pointer attribute, where the first call knows none. */
+    bool known =
+        cu.cuMemGetAddressRange(&start, &size, at) == CUDA_SUCCESS ||
+        (cu.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, at) ==
+             CUDA_SUCCESS &&
+         cu.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, at) == CUDA_SUCCESS);
+    if (known && start == at && size < DEVRT_CUDA_CACHED_BYTES) {
         pthread_mutex_lock(&b->cache_lock);
         bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
                     b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;

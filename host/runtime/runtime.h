@@ -14,8 +14,11 @@
 #include "text.h"
 
 enum devrt_memory {
-    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: the state block, the ports' state words */
-    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: mailboxes, buffers, user data */
+    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: a module's initial state and tables */
+    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: exception records, user data */
+    /* Host-visible memory as it comes: RPC buffers, which the device writes before the host
+       reads them, and mailboxes, which the host zeroes itself. */
+    DEVRT_MEMORY_HOST_RAW,
     /*
      * Device memory as it comes, for the heap's slabs, which the host lays out itself. The
      * server asks for it while a kernel waits: zeroing device memory is work on the GPU,
@@ -171,9 +174,7 @@ struct devrt_port_state {
 
 /* The host's side of a module's device heap (heap.c). */
 struct devrt_module_heap {
-    struct devrt_heap *device_heap; /* device memory */
-    uint64_t *slabs;
-    uint32_t *lookup;
+    struct devrt_heap *device_heap; /* device memory, in the module's initial state */
     void **chunks; /* every allocation backing the heap, as the backend returned it */
     size_t chunk_count, chunk_capacity;
     char *reserve; /* device memory that new slabs are cut from, front first */
@@ -196,6 +197,8 @@ struct devrt_module {
     struct devrt_state **state_variable;   /* device address of __devrt_state */
     struct devrt_state *state;             /* device memory */
     struct devrt_rpc_channel *channel;     /* device memory, what the device reads */
+    void *initial_state;                   /* device memory holding state and channel */
+    void *rpc_memory;                      /* host-visible: buffers, then mailboxes */
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
     struct devrt_module_heap heap;
@@ -264,7 +267,14 @@ void devrt_describe_exception(devrt_module *module, const char *kernel,
                               struct devrt_launch_report *report);
 
 /* heap.c */
-int devrt_heap_attach(devrt_module *module);
+/*
+ * A module's heap: plan sets its sizes and returns the bytes of the tables it keeps in
+ * device memory (zeroed, placed by the caller); attach lays out the control block in HEAP,
+ * to be written at DEVICE_HEAP, its tables at TABLES, and takes the first reserve.
+ */
+size_t devrt_heap_plan(devrt_module *module);
+int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
+                      void *tables);
 void devrt_heap_detach(devrt_module *module);
 devrt_request_handler devrt_serve_heap_grow;
 

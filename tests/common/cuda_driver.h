@@ -15,7 +15,9 @@ enum {
     CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
-    CU_STREAM_NON_BLOCKING = 0x1
+    CU_STREAM_NON_BLOCKING = 0x1,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 };
 
 struct cuda_driver {
@@ -25,6 +27,8 @@ struct cuda_driver {
     int (*set_limit)(int limit, size_t value);
     int (*get_limit)(size_t *value, int limit);
     int (*module_load_data)(void **module, const void *image);
+    int (*module_load_data_ex)(void **module, const void *image, unsigned count, int *options,
+                               void **values);
     int (*module_unload)(void *module);
     int (*module_get_function)(void **function, void *module, const char *name);
     int (*launch_kernel)(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -52,6 +56,7 @@ static inline bool cuda_driver_open(struct cuda_driver *driver)
         {offsetof(struct cuda_driver, set_limit), "cuCtxSetLimit"},
         {offsetof(struct cuda_driver, get_limit), "cuCtxGetLimit"},
         {offsetof(struct cuda_driver, module_load_data), "cuModuleLoadData"},
+        {offsetof(struct cuda_driver, module_load_data_ex), "cuModuleLoadDataEx"},
         {offsetof(struct cuda_driver, module_unload), "cuModuleUnload"},
         {offsetof(struct cuda_driver, module_get_function), "cuModuleGetFunction"},
         {offsetof(struct cuda_driver, launch_kernel), "cuLaunchKernel"},
