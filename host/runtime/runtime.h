@@ -93,12 +93,22 @@ struct devrt_server {
 };
 
 /* A launch from the time it is queued until its report is taken (launch.c). */
+/* The two lists an untaken asynchronous launch is on: every one of the device, its stream's. */
+enum devrt_launch_list_kind { DEVRT_LAUNCHES_OF_DEVICE, DEVRT_LAUNCHES_OF_STREAM };
+
+struct devrt_launch_link {
+    struct devrt_launch_entry *prev, *next;
+};
+
+struct devrt_launch_list {
+    struct devrt_launch_entry *head, *tail; /* in the order queued */
+};
+
 struct devrt_launch_entry {
     uint64_t id; /* 0: a synchronous launch */
     devrt_module *module;
     devrt_stream *stream;
-    struct devrt_launch_entry *stream_prev, *stream_next; /* the stream's, in order */
-    struct devrt_launch_entry *device_prev, *device_next; /* the device's */
+    struct devrt_launch_link link[2]; /* by devrt_launch_list_kind */
     /* The launch before it on the module while that one's report is untaken, else NULL. */
     struct devrt_launch_entry *after;
     const char *kernel;
@@ -124,7 +134,7 @@ struct devrt_stream {
     devrt_device *device;
     void *backend; /* the backend's queue (a CUstream) */
     devrt_stream *next;
-    struct devrt_launch_entry *head, *tail; /* launches whose report is untaken, in order */
+    struct devrt_launch_list launches; /* launches whose report is untaken */
     /* The backends without enqueue: a thread runs the stream's launches in order. */
     pthread_t thread;
     bool thread_started, stop;
@@ -136,7 +146,7 @@ struct devrt_launches {
     pthread_mutex_t lock;   /* guards everything of launch.c: entries, streams, slots */
     pthread_cond_t changed; /* a launch ran (stream threads) */
     uint64_t next_id;
-    struct devrt_launch_entry *head, *tail; /* every launch whose report is untaken */
+    struct devrt_launch_list launches; /* every launch whose report is untaken */
     devrt_stream *streams;
     devrt_stream *default_stream;
 };
