@@ -2,17 +2,19 @@
  * What a launch, a module load and a device open cost through devrt, each beside the raw
  * API's figure from the same run:
  *
- *   launch_bench IMAGE [emu|cuda] [count=N]
+ *   launch_bench IMAGE [emu|hsa|cuda] [count=N]
  *
- * prints a markdown table (docs/performance.md holds the figures). The raw API is, on CUDA,
- * the driver (cuLaunchKernel alone, and followed by cuStreamSynchronize; cuModuleLoadData;
- * the kernels from the same PTX); on the emulation a plain call of the kernel's function
- * (libc's malloc and free for the heap kernel; dlopen for a load). Each launch figure is the
- * median of N launches (default 1000) of one workitem; an asynchronous figure is the time
- * until devrt_launch_async (cuLaunchKernel) returns, the wait not counted; a rate is 10,000
+ * prints a markdown table (docs/performance.md holds the figures). IMAGE may name the GPU's
+ * processor as {target}. The raw API is, on CUDA, the driver (cuLaunchKernel alone, and
+ * followed by cuStreamSynchronize; cuModuleLoadData; the kernels from the same PTX); on the
+ * emulation a plain call of the kernel's function (libc's malloc and free for the heap
+ * kernel; dlopen for a load); on HSA none yet (the AQL packet alone wants a dispatch of its
+ * own), so its rows hold devrt's figures only. Each launch figure is the median of N
+ * launches (default 1000) of one workitem; an asynchronous figure is the time until
+ * devrt_launch_async (cuLaunchKernel) returns, the wait not counted; a rate is 10,000
  * launches queued, then one wait. Loads: the first in the process (cold) and the median of
- * 20 more of the same image (warm), each split into the steps devrt_module_get_info
- * reports (a step's median apart: the medians need not add up). Device open: the first in the
+ * 20 more of the same image (warm), each split into the steps devrt_module_get_info reports
+ * (a step's median apart: the medians need not add up). Device open: the first in the
  * process, split as devrt_device_get_info reports it (driver, devrt).
  */
 #include <dlfcn.h>
@@ -34,6 +36,9 @@ static devrt_device *device;
 static devrt_module *module;
 static const char *image;
 static bool cuda;
+/* HSA has no raw figure yet (the AQL packet alone): devrt's figures stand alone there. */
+static bool hsa;
+static char path[4096]; /* the image for the device ({target} replaced) */
 static const struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
 
 static struct cuda_driver cu;
@@ -116,6 +121,10 @@ static size_t count = 1000;
 
 static void row(const char *what, double devrt, double raw, const char *raw_name)
 {
+    if (hsa) {
+        printf("| %s | %.2f | | | |\n", what, devrt);
+        return;
+    }
     printf("| %s | %.2f | %.2f | %s | %.2f |\n", what, devrt, raw, raw_name, devrt / raw);
 }
 
@@ -126,10 +135,13 @@ static void launch_rows(const char *label, const char *kernel, const struct raw_
         for (size_t i = 0; i < count; ++i)
             samples[i] = devrt_once(kernel, async);
         double d = median(samples, count);
-        raw_once(raw, async);
-        for (size_t i = 0; i < count; ++i)
-            samples[i] = raw_once(raw, async);
-        double r = median(samples, count);
+        double r = 0;
+        if (!hsa) {
+            raw_once(raw, async);
+            for (size_t i = 0; i < count; ++i)
+                samples[i] = raw_once(raw, async);
+            r = median(samples, count);
+        }
         char what[160];
         snprintf(what, sizeof what, "launch, %s, %s (µs)", label,
                  async ? "asynchronous: until queued" : "synchronous");
@@ -153,6 +165,11 @@ static void rate_rows(const struct raw_kernel *raw)
         if (async)
             must(devrt_stream_wait(device, NULL, NULL), "the default stream");
         double devrt = harness_seconds() - start;
+        if (hsa) {
+            printf("| launches/s, 10,000 empty, %s | %.0f | | | |\n",
+                   async ? "queued, then one wait" : "one at a time", STREAM_LAUNCHES / devrt);
+            continue;
+        }
         start = harness_seconds();
         /* Queued: the driver's launches alone, one synchronize after the last. */
         for (uint32_t i = 0; i < STREAM_LAUNCHES; ++i)
@@ -239,12 +256,13 @@ static char *read_file(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: launch_bench IMAGE [emu|cuda] [count=N]\n");
+        fprintf(stderr, "usage: launch_bench IMAGE [emu|hsa|cuda] [count=N]\n");
         return 2;
     }
     image = argv[1];
     enum devrt_backend backend = harness_backend(argc > 2 ? argv[2] : NULL);
     cuda = backend == DEVRT_BACKEND_CUDA;
+    hsa = backend == DEVRT_BACKEND_HSA;
     for (int i = 2; i < argc; ++i)
         if (!strncmp(argv[i], "count=", 6))
             count = strtoul(argv[i] + 6, NULL, 10);
@@ -257,6 +275,8 @@ int main(int argc, char **argv)
     int exit_code = harness_open(backend, NULL, image, &device, NULL);
     if (exit_code)
         return exit_code;
+    must(devrt_device_image_path(device, image, path, sizeof path), image);
+    image = path;
     double opened = harness_seconds();
     must(devrt_module_load(device, image, &module), "load");
     double loaded = harness_seconds();
@@ -290,7 +310,7 @@ int main(int argc, char **argv)
             return 1;
         }
         raw_heap.heap = false;
-    } else {
+    } else if (!hsa) {
         emu_handle = dlopen(image, RTLD_NOW | RTLD_LOCAL);
         raw_empty.function = emu_handle ? dlsym(emu_handle, "empty") : NULL;
         if (!raw_empty.function) {
@@ -320,7 +340,7 @@ int main(int argc, char **argv)
         devrt_module_unload(module);
     }
     double warm = median(samples, LOADS);
-    double raw_warm = raw_loads(false);
+    double raw_warm = hsa ? 0 : raw_loads(false);
     const char *load_name = cuda ? "cuModuleLoadData" : "dlopen";
     printf("| module load, first in the process (ms) | %.3f | | | |\n", (loaded - opened) * 1e3);
     for (size_t step = 0; step < LOAD_STEPS; ++step)
