@@ -39,6 +39,18 @@ function(devrt_add_emu_kernel name)
   target_link_libraries(${name} PRIVATE devrt::emu)
 endfunction()
 
+# The compiler's -D and -I options for a kernel's DEFINES and INCLUDES, into OUT.
+function(devrt_kernel_flags out defines includes)
+  set(flags)
+  foreach(d ${defines})
+    list(APPEND flags "-D${d}")
+  endforeach()
+  foreach(dir ${includes})
+    list(APPEND flags -I "${dir}")
+  endforeach()
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+
 # A PTX image for the CUDA backend, <name>.ptx in DEVRT_PTX_DIR (default: the current
 # binary directory): the kernels compiled for nvptx64-nvidia-cuda, linked with
 # devrt-nvptx.bc (only what they use), optimized as one module so the library inlines into
@@ -74,13 +86,7 @@ function(devrt_add_nvptx_kernel name)
   set(ptx "${ptx_dir}/${name}.ptx")
   set(work "${CMAKE_CURRENT_BINARY_DIR}/${name}.nvptx")
   file(MAKE_DIRECTORY "${work}" "${ptx_dir}")
-  set(flags)
-  foreach(d ${arg_DEFINES})
-    list(APPEND flags "-D${d}")
-  endforeach()
-  foreach(dir ${arg_INCLUDES})
-    list(APPEND flags -I "${dir}")
-  endforeach()
+  devrt_kernel_flags(flags "${arg_DEFINES}" "${arg_INCLUDES}")
   set(objects)
   foreach(src ${arg_SOURCES})
     get_filename_component(src "${src}" ABSOLUTE)
@@ -134,13 +140,7 @@ function(devrt_add_amdgcn_kernel name)
   devrt_bitcode(amdgcn bitcode producer)
   get_filename_component(source "${arg_SOURCE}" ABSOLUTE)
   set(hsaco "${CMAKE_CURRENT_BINARY_DIR}/${name}.${arg_TARGET}.hsaco")
-  set(flags)
-  foreach(d ${arg_DEFINES})
-    list(APPEND flags "-D${d}")
-  endforeach()
-  foreach(dir ${arg_INCLUDES})
-    list(APPEND flags -I "${dir}")
-  endforeach()
+  devrt_kernel_flags(flags "${arg_DEFINES}" "${arg_INCLUDES}")
   add_custom_command(
     OUTPUT "${hsaco}"
     COMMAND "${DEVRT_CLANG}" -target amdgcn-amd-amdhsa -mcpu=${arg_TARGET} -nogpulib

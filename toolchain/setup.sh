@@ -9,6 +9,7 @@ packages=(
     cmake ninja-build make gcc g++ python3 pkg-config
     dpkg-dev file       # cpack's Debian package (dpkg-shlibdeps), checked in CI
     "clang-$llvm" "lld-$llvm" "llvm-$llvm" "libclang-rt-$llvm-dev" # device code, sanitizers, fuzzers
+    "clang-format-$llvm" # the one formatter version the sources follow (tests/style)
     "llvm-$llvm-dev"    # LLVM-C and libLLVM, for the JIT example (examples/jit)
     libhsa-runtime-dev  # HSA backend of the host runtime
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report

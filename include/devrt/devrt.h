@@ -154,24 +154,24 @@ extern "C" {
  */
 #if !defined(DEVRT_TARGET_HOST) && !defined(DEVRT_NO_PRINTF_MACRO)
 #define DEVRT_PRINTF_APPEND(state, x)                                                              \
-    _Generic((x),                                                                            \
-        _Bool: devrt_printf_append_u64,                                                      \
-        char: devrt_printf_append_i64,                                                       \
-        signed char: devrt_printf_append_i64,                                                \
-        short: devrt_printf_append_i64,                                                      \
-        int: devrt_printf_append_i64,                                                        \
-        long: devrt_printf_append_i64,                                                       \
-        long long: devrt_printf_append_i64,                                                  \
-        unsigned char: devrt_printf_append_u64,                                              \
-        unsigned short: devrt_printf_append_u64,                                             \
-        unsigned int: devrt_printf_append_u64,                                               \
-        unsigned long: devrt_printf_append_u64,                                              \
-        unsigned long long: devrt_printf_append_u64,                                         \
-        float: devrt_printf_append_f64,                                                      \
-        double: devrt_printf_append_f64,                                                     \
-        long double: devrt_printf_append_f64,                                                \
-        char *: devrt_printf_append_str,                                                     \
-        const char *: devrt_printf_append_str,                                               \
+    _Generic((x),                                                                                  \
+        _Bool: devrt_printf_append_u64,                                                            \
+        char: devrt_printf_append_i64,                                                             \
+        signed char: devrt_printf_append_i64,                                                      \
+        short: devrt_printf_append_i64,                                                            \
+        int: devrt_printf_append_i64,                                                              \
+        long: devrt_printf_append_i64,                                                             \
+        long long: devrt_printf_append_i64,                                                        \
+        unsigned char: devrt_printf_append_u64,                                                    \
+        unsigned short: devrt_printf_append_u64,                                                   \
+        unsigned int: devrt_printf_append_u64,                                                     \
+        unsigned long: devrt_printf_append_u64,                                                    \
+        unsigned long long: devrt_printf_append_u64,                                               \
+        float: devrt_printf_append_f64,                                                            \
+        double: devrt_printf_append_f64,                                                           \
+        long double: devrt_printf_append_f64,                                                      \
+        char *: devrt_printf_append_str,                                                           \
+        const char *: devrt_printf_append_str,                                                     \
         default: devrt_printf_append_ptr)((state), (x))
 
 #define DEVRT_PRINTF_PICK(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15,    \

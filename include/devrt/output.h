@@ -91,7 +91,7 @@ static inline enum devrt_output_conversion devrt_output_conversion(char c)
 
 #define DEVRT_OUTPUT_TAG_WORD(tag, flags, length)                                                  \
     ((uint64_t)(tag) | ((uint64_t)(flags) << 8) | ((uint64_t)(length) << 32))
-#define DEVRT_OUTPUT_WORD_TAG(word) ((uint32_t)((word)&0xffu))
+#define DEVRT_OUTPUT_WORD_TAG(word) ((uint32_t)((word) & 0xffu))
 #define DEVRT_OUTPUT_WORD_FLAGS(word) ((uint32_t)(((word) >> 8) & 0xffu))
 #define DEVRT_OUTPUT_WORD_LENGTH(word) ((uint32_t)((word) >> 32))
 

@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <devrt/output.h>
@@ -14,7 +15,8 @@
 
 #include "format.h"
 
-static char arena[1 << 16];
+/* The format, and room for the NUL the control build's scan ends at. */
+static char arena[(1 << 16) + 1];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,10 +52,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rest += a->length, rest_size -= a->length;
         }
     }
-    if (format_length > sizeof arena)
-        format_length = sizeof arena;
+    if (format_length > sizeof arena - 1)
+        format_length = sizeof arena - 1;
     memcpy(arena, data, format_length);
     devrt_format(&text, arena, format_length, args, count, why, sizeof why);
     devrt_text_free(&text);
+#ifdef DEVRT_FUZZ_PLANTED_BUG
+    /*
+     * The control build: a bug the fuzzer must find, so a silent run means something. Any
+     * literal width of 100 or more trips it; the seeds have one-digit widths, which the
+     * fuzzer's integer mutations grow within a bounded run.
+     */
+    arena[format_length] = '\0';
+    for (const char *p = arena; (p = memchr(p, '%', (size_t)(arena + format_length - p)));) {
+        ++p;
+        p += strspn(p, "-+ #0");
+        if (strtol(p, NULL, 10) >= 100)
+            abort();
+    }
+#endif
     return 0;
 }

@@ -1,4 +1,5 @@
-"""Runs the devrt-leaks fuzz target for a bounded time over a seed corpus.
+"""Runs a libFuzzer target (devrt-leaks', the dispatch's, the formatter's) for a bounded time
+over a seed corpus.
 
     fuzz.py FUZZER RUNS SECONDS SEED... [--expect-crash]
 
