@@ -40,6 +40,7 @@
 /* At most this many freed allocations, and bytes, are kept for the next module load. */
 #define DEVRT_CUDA_CACHED 32
 #define DEVRT_CUDA_CACHED_BYTES (64u << 20)
+#define DEVRT_CUDA_HOST_SIZES 64
 
 /* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
 #define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
@@ -141,6 +142,16 @@ struct cuda_backend {
         enum devrt_memory memory;
     } cached[DEVRT_CUDA_CACHED];
     size_t cached_count, cached_bytes;
+    /*
+     * The sizes of mapped host memory handed out (under cache_lock), which the driver will
+     * not tell cuda_free (measured on the H200: each load pinned its 4 MiB of RPC buffers
+     * anew, 2 ms). Allocations past the table's room are freed, not kept.
+     */
+    struct cuda_host_size {
+        void *ptr;
+        size_t size;
+    } host_sizes[DEVRT_CUDA_HOST_SIZES];
+    size_t host_size_count;
     bool zero_pending;
     char name[256];
     int major, minor; /* compute capability */
@@ -177,16 +188,23 @@ static struct cuda_backend *bind(devrt_device *device)
     return b;
 }
 
+static bool host_visible(enum devrt_memory memory)
+{
+    return memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
+}
+
 /* A block freed earlier, as large or a little larger, of the same memory; or NULL. */
-static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory)
+static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory,
+                         size_t *taken)
 {
     void *ptr = NULL;
-    bool host = memory == DEVRT_MEMORY_HOST;
+    bool host = host_visible(memory);
     pthread_mutex_lock(&b->cache_lock);
     for (size_t i = 0; i < b->cached_count; ++i)
         if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
-            (b->cached[i].memory == DEVRT_MEMORY_HOST) == host) {
+            host_visible(b->cached[i].memory) == host) {
             ptr = b->cached[i].ptr;
+            *taken = b->cached[i].size;
             b->cached_bytes -= b->cached[i].size;
             b->cached[i] = b->cached[--b->cached_count];
             break;
@@ -208,11 +226,37 @@ static int zero_device(struct cuda_backend *b, CUdeviceptr ptr, size_t size)
     return 0;
 }
 
+static void remember_host_size(struct cuda_backend *b, void *ptr, size_t size)
+{
+    pthread_mutex_lock(&b->cache_lock);
+    if (b->host_size_count < DEVRT_CUDA_HOST_SIZES)
+        b->host_sizes[b->host_size_count++] = (struct cuda_host_size){ptr, size};
+    pthread_mutex_unlock(&b->cache_lock);
+}
+
+/* The size remember_host_size kept for PTR, forgotten now; 0 if none. */
+static size_t forget_host_size(struct cuda_backend *b, void *ptr)
+{
+    size_t size = 0;
+    pthread_mutex_lock(&b->cache_lock);
+    for (size_t i = 0; i < b->host_size_count; ++i)
+        if (b->host_sizes[i].ptr == ptr) {
+            size = b->host_sizes[i].size;
+            b->host_sizes[i] = b->host_sizes[--b->host_size_count];
+            break;
+        }
+    pthread_mutex_unlock(&b->cache_lock);
+    return size;
+}
+
 static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct cuda_backend *b = bind(device);
-    void *cached = take_cached(b, size, memory);
+    size_t taken = 0;
+    void *cached = take_cached(b, size, memory, &taken);
     if (cached) {
+        if (host_visible(memory))
+            remember_host_size(b, cached, taken);
         if (memory == DEVRT_MEMORY_HOST)
             memset(cached, 0, size);
         else if (memory == DEVRT_MEMORY_DEVICE &&
@@ -220,7 +264,7 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
             return cu.cuMemFree((CUdeviceptr)(uintptr_t)cached), NULL;
         return cached;
     }
-    if (memory != DEVRT_MEMORY_HOST) {
+    if (!host_visible(memory)) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
@@ -241,13 +285,15 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
         cu.cuMemFreeHost(ptr);
         return NULL;
     }
-    memset(ptr, 0, size);
+    if (memory == DEVRT_MEMORY_HOST)
+        memset(ptr, 0, size);
+    remember_host_size(b, ptr, size);
     return ptr;
 }
 
 static void release_memory(void *ptr, enum devrt_memory memory)
 {
-    if (memory != DEVRT_MEMORY_HOST)
+    if (!host_visible(memory))
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
@@ -259,10 +305,17 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     if (!ptr)
         return;
     struct cuda_backend *b = bind(device);
-    CUdeviceptr start = 0;
+    CUdeviceptr start = 0, at = (CUdeviceptr)(uintptr_t)ptr;
     size_t size = 0;
-    if (cu.cuMemGetAddressRange(&start, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
-        start == (CUdeviceptr)(uintptr_t)ptr && size < DEVRT_CUDA_CACHED_BYTES) {
+    bool known;
+    if (host_visible(memory)) {
+        size = forget_host_size(b, ptr);
+        start = at;
+        known = size != 0;
+    } else {
+        known = cu.cuMemGetAddressRange(&start, &size, at) == CUDA_SUCCESS;
+    }
+    if (known && start == at && size < DEVRT_CUDA_CACHED_BYTES) {
         pthread_mutex_lock(&b->cache_lock);
         bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
                     b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;

@@ -62,7 +62,7 @@ enum devrt_backend devrt_image_backend(const char *path)
     return DEVRT_BACKEND_AUTO;
 }
 
-static uint64_t now_ns(void)
+uint64_t devrt_now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -89,13 +89,13 @@ int devrt_device_open(enum devrt_backend backend, int index,
         device->heap_max_bytes = options->heap_max_bytes;
         device->options = *options;
     }
-    uint64_t start = now_ns();
+    uint64_t start = devrt_now_ns();
     int status = ops->open(device, index);
     if (status != DEVRT_SUCCESS) {
         free(device);
         return status;
     }
-    uint64_t opened = now_ns();
+    uint64_t opened = devrt_now_ns();
     status = devrt_server_start(device);
     if (status != DEVRT_SUCCESS) {
         ops->close(device);
@@ -104,7 +104,7 @@ int devrt_device_open(enum devrt_backend backend, int index,
     }
     devrt_launches_init(device);
     device->open_driver_ns = opened - start;
-    device->open_runtime_ns = now_ns() - opened;
+    device->open_runtime_ns = devrt_now_ns() - opened;
     *out = device;
     return DEVRT_SUCCESS;
 }

@@ -58,10 +58,18 @@ static void lay_out_classes(struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COU
     }
 }
 
-int devrt_heap_attach(devrt_module *module)
+/* The slab table's and the lookup set's entries for a heap of at most MAX_BYTES. */
+static void table_entries(uint64_t max_bytes, uint32_t *capacity, uint32_t *lookup_size)
+{
+    *capacity = (uint32_t)(max_bytes / DEVRT_HEAP_SLAB_BYTES);
+    *lookup_size = 2;
+    while (*lookup_size < 2 * *capacity)
+        *lookup_size *= 2;
+}
+
+size_t devrt_heap_plan(devrt_module *module)
 {
     devrt_device *device = module->device;
-    const struct devrt_backend_ops *ops = device->ops;
     struct devrt_module_heap *h = &module->heap;
     h->max_bytes = align_up(device->heap_max_bytes ? device->heap_max_bytes : DEFAULT_MAX_BYTES,
                             DEVRT_HEAP_SLAB_BYTES);
@@ -69,28 +77,29 @@ int devrt_heap_attach(devrt_module *module)
         device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
     h->reserve_bytes =
         align_up(initial < h->max_bytes ? initial : h->max_bytes, DEVRT_HEAP_SLAB_BYTES);
+    uint32_t capacity, lookup_size;
+    table_entries(h->max_bytes, &capacity, &lookup_size);
+    return capacity * sizeof(uint64_t) + lookup_size * sizeof(uint32_t);
+}
 
-    uint32_t capacity = (uint32_t)(h->max_bytes / DEVRT_HEAP_SLAB_BYTES);
-    uint32_t lookup_size = 2;
-    while (lookup_size < 2 * capacity)
-        lookup_size *= 2;
-    struct devrt_heap heap = {
-        .slab_capacity = capacity,
-        .lookup_mask = lookup_size - 1,
-        /* Block sizes are 32 bits in a slab's header. */
-        .max_block = h->max_bytes - DEVRT_HEAP_LARGE_OFFSET < UINT32_MAX - 15
-                         ? h->max_bytes - DEVRT_HEAP_LARGE_OFFSET
-                         : UINT32_MAX - 15,
-    };
+int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
+                      void *tables)
+{
+    struct devrt_module_heap *h = &module->heap;
+    uint32_t capacity, lookup_size;
+    table_entries(h->max_bytes, &capacity, &lookup_size);
+    heap->slab_capacity = capacity;
+    heap->lookup_mask = lookup_size - 1;
+    /* Block sizes are 32 bits in a slab's header. */
+    heap->max_block = h->max_bytes - DEVRT_HEAP_LARGE_OFFSET < UINT32_MAX - 15
+                          ? h->max_bytes - DEVRT_HEAP_LARGE_OFFSET
+                          : UINT32_MAX - 15;
+    heap->slabs = tables;
+    heap->lookup = (uint32_t *)(heap->slabs + capacity);
     lay_out_classes(h->classes);
-    heap.slabs = ops->alloc(device, capacity * sizeof(uint64_t), DEVRT_MEMORY_DEVICE);
-    heap.lookup = ops->alloc(device, lookup_size * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
-    h->device_heap = ops->alloc(device, sizeof heap, DEVRT_MEMORY_DEVICE);
-    h->slabs = heap.slabs;
-    h->lookup = heap.lookup;
+    h->device_heap = device_heap;
     h->reserve = h->reserve_bytes ? allocate_chunk(module, h->reserve_bytes) : NULL;
-    if (!heap.slabs || !heap.lookup || !h->device_heap || (h->reserve_bytes && !h->reserve) ||
-        ops->write(device, h->device_heap, &heap, sizeof heap) != 0) {
+    if (h->reserve_bytes && !h->reserve) {
         devrt_heap_detach(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no device memory for a heap of %zu bytes",
                           h->reserve_bytes);
@@ -105,9 +114,6 @@ void devrt_heap_detach(devrt_module *module)
     struct devrt_module_heap *h = &module->heap;
     for (size_t i = 0; i < h->chunk_count; ++i)
         device->ops->free(device, h->chunks[i], DEVRT_MEMORY_DEVICE_RAW);
-    device->ops->free(device, h->slabs, DEVRT_MEMORY_DEVICE);
-    device->ops->free(device, h->lookup, DEVRT_MEMORY_DEVICE);
-    device->ops->free(device, h->device_heap, DEVRT_MEMORY_DEVICE);
     free(h->chunks);
     memset(h, 0, sizeof *h);
 }
