@@ -218,6 +218,8 @@ struct devrt_module {
     char request_error[256];
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
+    /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
+    bool attached, detaching;
 };
 
 /* A request as the server hands it to the handler of its opcode. */
@@ -232,6 +234,10 @@ struct devrt_request {
 
 typedef int devrt_request_handler(struct devrt_request *request);
 
+/* device.c: a device of OPS whose backend state is BACKEND (NULL: OPS->open makes it). */
+int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
+                        const struct devrt_device_options *options, devrt_device **device);
+
 /* server.c */
 int devrt_server_start(devrt_device *device);
 void devrt_server_stop(devrt_device *device);
@@ -244,6 +250,8 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
+/* Wait for doorbell->count to be set, polling, at most TIMEOUT_MS; clears it. */
+void devrt_poll_doorbell(devrt_device *device, uint32_t timeout_ms);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);
@@ -252,6 +260,13 @@ void devrt_launches_fini(devrt_device *device);
 struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
 /* Waits for the module's launches and keeps their reports; frees its records. */
 void devrt_launches_detach(devrt_module *module);
+/*
+ * The report of what the module's kernels raised since the last check, once they have
+ * ended (launched by someone else: attach.c); the next check starts with a clean record.
+ */
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report);
 
 /* module.c */
 int devrt_validate_launch(devrt_module *module, const char *kernel,
