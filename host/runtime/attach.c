@@ -85,8 +85,7 @@ static void attach_close(devrt_device *device)
 }
 
 /* The module is loaded already: find __devrt_state, and keep what it holds to restore it. */
-static int attach_load(devrt_module *module, const char *path,
-                       struct devrt_state ***state_variable)
+static int attach_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     struct attachment *a = attachment_of(module->device);
     void *address = NULL;
@@ -154,8 +153,8 @@ int devrt_attach(const struct devrt_attach_api *api, void *context, const char *
     if (out)
         *out = NULL;
     if (!api || !out || !api->find_global || !api->alloc_device || !api->free_device ||
-        !api->alloc_host || !api->free_host || !api->copy || !api->synchronize ||
-        !api->wave_size || api->wave_size > DEVRT_RPC_MAX_LANES) {
+        !api->alloc_host || !api->free_host || !api->copy || !api->synchronize || !api->wave_size ||
+        api->wave_size > DEVRT_RPC_MAX_LANES) {
         if (api && api->release)
             api->release(context);
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
@@ -239,5 +238,20 @@ int devrt_cuda_attach(CUmodule module, const struct devrt_device_options *option
     if (attached)
         *attached = NULL;
     return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the cuda backend is not built into this runtime");
+}
+#endif
+
+#ifndef DEVRT_HAVE_HIP
+#include <devrt/hip.h>
+
+int devrt_hip_attach(hipModule_t module, const struct devrt_device_options *options,
+                     devrt_module **attached)
+{
+    (void)module;
+    (void)options;
+    if (attached)
+        *attached = NULL;
+    return devrt_fail(DEVRT_ERROR_NO_DEVICE,
+                      "devrt_hip_attach: this runtime was built without HIP's headers");
 }
 #endif

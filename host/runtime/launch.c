@@ -456,14 +456,13 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
     pthread_mutex_lock(&l->lock);
     if (module->slot == module->raised_slot) {
         struct devrt_exception_record *fresh = take_slot(module);
-        if (!fresh || device->ops->write(device, &module->state->exception, &fresh,
-                                         sizeof fresh) != 0) {
+        if (!fresh ||
+            device->ops->write(device, &module->state->exception, &fresh, sizeof fresh) != 0) {
             if (fresh)
                 module->free_slots[module->free_slot_count++] = fresh;
             pthread_mutex_unlock(&l->lock);
             return devrt_fail(DEVRT_ERROR_BACKEND,
-                              "%s: cannot point the state at a new exception record",
-                              module->path);
+                              "%s: cannot point the state at a new exception record", module->path);
         }
         module->free_slots[module->free_slot_count++] = module->slot;
         module->slot = fresh;

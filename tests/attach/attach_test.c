@@ -158,9 +158,7 @@ static uint64_t fake_gpu_frees_while_running(void)
 {
     return 0;
 }
-static void fake_gpu_synchronize(void)
-{
-}
+static void fake_gpu_synchronize(void) {}
 static const struct api emu_api;
 #endif
 
@@ -281,9 +279,8 @@ static void cuda_host_free(void *ptr)
     cuda.cuMemFreeHost(ptr);
 }
 
-static const struct api cuda_api = {cuda_open,   cuda_load,        cuda_unload,
-                                    cuda_attach, cuda_launch,      cuda_synchronize,
-                                    cuda_host_alloc, cuda_host_free};
+static const struct api cuda_api = {cuda_open,   cuda_load,        cuda_unload,     cuda_attach,
+                                    cuda_launch, cuda_synchronize, cuda_host_alloc, cuda_host_free};
 #endif
 
 /* ---- HIP, opened as a program would link it (hip_calls.h) ---- */
@@ -381,9 +378,9 @@ static int attach_or_fail(void *module, devrt_module **attached)
 }
 
 /* Launch, and after the program's own synchronization, check. */
-static int launch_and_check(void *module, devrt_module *attached, const char *kernel,
-                            uint32_t grid, uint32_t block, const struct devrt_arg *args,
-                            size_t count, struct devrt_launch_report *report)
+static int launch_and_check(void *module, devrt_module *attached, const char *kernel, uint32_t grid,
+                            uint32_t block, const struct devrt_arg *args, size_t count,
+                            struct devrt_launch_report *report)
 {
     CHECK(api->launch(module, kernel, grid, block, args, count) == 0, "launching %s", kernel);
     CHECK(api->synchronize() == 0, "synchronizing after %s", kernel);
@@ -534,7 +531,7 @@ static void test_printf(void *module, devrt_module *attached)
     text = read_all(out);
     const char *tail = text + mark;
     const char *line = strstr(tail, "kernel print_then_raise raised a domain error at workgroup "
-                                     "(0,0,0) workitem (5,0,0): raised after printing");
+                                    "(0,0,0) workitem (5,0,0): raised after printing");
     CHECK(line != NULL, "no report line in: %s", tail);
     if (line) {
         char *before_report = strndup(tail, (size_t)(line - tail));
@@ -573,8 +570,7 @@ static void test_detach_waits(void *module, devrt_module *attached)
     FILE *out = tmpfile();
     devrt_module_set_output_file(attached, out);
     uint32_t *gate = api->host_alloc(2 * sizeof *gate);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(&gate[0]), DEVRT_ARG_UINT(0),
-                               DEVRT_ARG_PTR(&gate[1])};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&gate[0]), DEVRT_ARG_UINT(0), DEVRT_ARG_PTR(&gate[1])};
     CHECK(api->launch(module, "after_gate", 1, 1, args, 3) == 0, "launch after_gate");
     uint64_t waits = fake_gpu_synchronizations();
     struct detach_thread d = {.attached = attached};
@@ -611,8 +607,7 @@ static void test_detach_waits(void *module, devrt_module *attached)
 static void test_detach_control(void *module, devrt_module *attached)
 {
     uint32_t *gate = api->host_alloc(2 * sizeof *gate);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(&gate[0]), DEVRT_ARG_UINT(1),
-                               DEVRT_ARG_PTR(&gate[1])};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&gate[0]), DEVRT_ARG_UINT(1), DEVRT_ARG_PTR(&gate[1])};
     CHECK(api->launch(module, "after_gate", 1, 1, args, 3) == 0, "launch after_gate");
     emu_no_wait = true;
     CHECK(devrt_detach(attached) == DEVRT_SUCCESS, "detach: %s", devrt_last_error());
@@ -649,9 +644,31 @@ int main(int argc, char **argv)
     int opened = api->open();
     if (opened)
         return opened;
+    /* A hardware test's code object is the one for the GPU's own target. */
+    char image[4096];
+    snprintf(image, sizeof image, "%s", argv[1]);
+    if (strstr(image, "{target}")) {
+        devrt_device *device;
+        int found = devrt_device_open(DEVRT_BACKEND_HSA, 0, NULL, &device);
+        if (found == DEVRT_SUCCESS) {
+            found = devrt_device_image_path(device, argv[1], image, sizeof image);
+            devrt_device_close(device);
+        }
+        if (found != DEVRT_SUCCESS) {
+            fprintf(stderr, "no code object for this GPU: %s\n", devrt_last_error());
+            return 1;
+        }
+    }
+    /* The fake libamdhip64 says what devrt left allocated. */
+    size_t (*live_allocations)(void) = NULL;
+#ifdef ATTACH_TEST_HIP
+    if (api == &hip_api)
+        live_allocations = (size_t(*)(void))dlsym(hip.library, "fake_hip_live_allocations");
+#endif
     void *module = NULL;
-    if (api->load(argv[1], &module))
+    if (api->load(image, &module))
         return 1;
+    size_t live_before = live_allocations ? live_allocations() : 0;
     devrt_module *attached = NULL;
     int status = api->attach(module, &attached);
     if (!strcmp(test, "refuse")) {
@@ -678,6 +695,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown test %s\n", test);
         return 2;
     }
+    if (live_allocations)
+        CHECK(live_allocations() == live_before, "devrt left %zu allocations behind",
+              live_allocations() - live_before);
     /* Unloading the module is the program's, after devrt let go of it; the control's kernel
        ended only now. */
     api->unload(module);

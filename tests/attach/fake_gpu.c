@@ -53,6 +53,12 @@ static struct {
     bool started;
     pthread_t thread;
     uint64_t synchronizations, frees_while_running;
+    /* Every allocation not yet freed (kept ones included), for fake_gpu_range. */
+    struct allocation {
+        char *start;
+        size_t size;
+    } * allocations;
+    size_t allocation_count, allocation_capacity;
 } gpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 int fake_gpu_load(const char *path, struct fake_gpu_module **out, const char **error)
@@ -75,8 +81,7 @@ void fake_gpu_unload(struct fake_gpu_module *module)
     free(module);
 }
 
-int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address,
-                    size_t *size)
+int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address, size_t *size)
 {
     void *symbol = dlsym(module->handle, name);
     const ElfW(Sym) *entry = NULL;
@@ -284,20 +289,62 @@ uint64_t fake_gpu_synchronizations(void)
 void *fake_gpu_alloc(size_t size)
 {
     void *ptr = aligned_alloc(256, (size + 255) / 256 * 256);
-    if (ptr)
-        memset(ptr, 0, size);
+    if (!ptr)
+        return NULL;
+    memset(ptr, 0, size);
+    pthread_mutex_lock(&gpu.lock);
+    if (gpu.allocation_count == gpu.allocation_capacity) {
+        gpu.allocation_capacity = gpu.allocation_capacity ? 2 * gpu.allocation_capacity : 64;
+        gpu.allocations =
+            realloc(gpu.allocations, gpu.allocation_capacity * sizeof *gpu.allocations);
+    }
+    gpu.allocations[gpu.allocation_count++] = (struct allocation){ptr, size};
+    pthread_mutex_unlock(&gpu.lock);
     return ptr;
 }
 
 void fake_gpu_free(void *ptr)
 {
+    if (!ptr)
+        return;
     pthread_mutex_lock(&gpu.lock);
     bool running = gpu.head != NULL;
     if (running)
         gpu.frees_while_running++;
+    for (size_t i = 0; !running && i < gpu.allocation_count; ++i)
+        if (gpu.allocations[i].start == ptr) {
+            gpu.allocations[i] = gpu.allocations[--gpu.allocation_count];
+            break;
+        }
     pthread_mutex_unlock(&gpu.lock);
     if (!running)
         free(ptr);
+}
+
+int fake_gpu_range(const void *address, void **start, size_t *size)
+{
+    const char *p = address;
+    int found = -1;
+    pthread_mutex_lock(&gpu.lock);
+    for (size_t i = 0; i < gpu.allocation_count; ++i) {
+        struct allocation a = gpu.allocations[i];
+        if (p >= a.start && p < a.start + a.size) {
+            *start = a.start;
+            *size = a.size;
+            found = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gpu.lock);
+    return found;
+}
+
+size_t fake_gpu_live_allocations(void)
+{
+    pthread_mutex_lock(&gpu.lock);
+    size_t n = gpu.allocation_count;
+    pthread_mutex_unlock(&gpu.lock);
+    return n;
 }
 
 uint64_t fake_gpu_frees_while_running(void)

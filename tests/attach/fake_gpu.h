@@ -20,8 +20,7 @@ struct fake_gpu_module;
 int fake_gpu_load(const char *path, struct fake_gpu_module **module, const char **error);
 void fake_gpu_unload(struct fake_gpu_module *module);
 /* The global NAME of the module: its address and size; -1 if it has none. */
-int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address,
-                    size_t *size);
+int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address, size_t *size);
 /* Queue KERNEL on the stream; ARGS are copied. 0, or -1 if the module lacks the kernel. */
 int fake_gpu_launch(struct fake_gpu_module *module, const char *kernel, const uint32_t grid[3],
                     const uint32_t block[3], const struct devrt_arg *args, size_t arg_count);
@@ -32,6 +31,10 @@ uint64_t fake_gpu_synchronizations(void);
 /* Memory the "device" and the host share; zeroed. */
 void *fake_gpu_alloc(size_t size);
 void fake_gpu_free(void *ptr);
+/* The allocation ADDRESS lies in: 0 with its start and size, or -1. */
+int fake_gpu_range(const void *address, void **start, size_t *size);
+/* Allocations not freed yet. */
+size_t fake_gpu_live_allocations(void);
 /* Frees that came while a kernel ran (and were kept instead). */
 uint64_t fake_gpu_frees_while_running(void);
 /* A copy that fails on an address nobody mapped, as a GPU API's copies do. */
