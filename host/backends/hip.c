@@ -9,10 +9,16 @@
  * - Device memory from hipMalloc; host memory the device sees at the host's address from
  *   hipHostMalloc (mapped), checked with hipHostGetDevicePointer.
  * - Copies go on a stream of the attachment's own that does not synchronize with the null
- *   stream, so that the server copies while the program's kernels wait for it. An address
- *   HIP does not know as an allocation (hipPointerGetAttribute's range), nor as the module's
- *   __devrt_state, is refused without a copy: the strings of an exception report come from
- *   the device.
+ *   stream, so that the server copies while the program's kernels wait for it, between
+ *   addresses HIP knows: its allocations (hipPointerGetAttribute's range) and the module's
+ *   __devrt_state.
+ * - HIP does not know the rest of the code object's memory: the library id __devrt_state
+ *   points at before attaching, and the string literals of exception reports. The HSA
+ *   runtime beneath HIP does (it loaded the code object): such an address is read when
+ *   hsa_amd_pointer_info places the whole range in one of its allocations (hsa_memory.h
+ *   decides how), through a pinned buffer, and refused otherwise, since the addresses of
+ *   report strings come from the device. The HSA calls are found through HIP's handle,
+ *   which reaches the HSA runtime HIP itself loaded.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -25,6 +31,15 @@
 #include <devrt/hip.h>
 
 #include "runtime.h"
+
+#ifdef DEVRT_HAVE_HSA
+#include "hsa_memory.h"
+
+typedef hsa_status_t hsa_pointer_info_fn(const void *, hsa_amd_pointer_info_t *, void *(*)(size_t),
+                                         uint32_t *, hsa_agent_t **);
+typedef hsa_status_t hsa_memory_copy_fn(void *, const void *, size_t);
+#define DEVRT_HIP_STAGING 4096u
+#endif
 
 #define DEVRT_HIP_FUNCTIONS(X)                                                                     \
     X(hipGetErrorString)                                                                           \
@@ -49,6 +64,10 @@ static struct {
 #undef X
     void *library;
     char error[512];
+#ifdef DEVRT_HAVE_HSA
+    hsa_pointer_info_fn *pointer_info; /* optional, both: see the top of this file */
+    hsa_memory_copy_fn *memory_copy;
+#endif
 } hip;
 
 static pthread_once_t hip_once = PTHREAD_ONCE_INIT;
@@ -77,6 +96,10 @@ static void open_hip(void)
     }
     DEVRT_HIP_FUNCTIONS(X)
 #undef X
+#ifdef DEVRT_HAVE_HSA
+    hip.pointer_info = (hsa_pointer_info_fn *)dlsym(hip.library, "hsa_amd_pointer_info");
+    hip.memory_copy = (hsa_memory_copy_fn *)dlsym(hip.library, "hsa_memory_copy");
+#endif
 }
 
 static int hip_failed(int status, hipError_t result, const char *what)
@@ -90,6 +113,7 @@ struct hip_attachment {
     hipModule_t module;
     hipStream_t copy;
     uintptr_t state, state_end; /* __devrt_state, once found */
+    void *staging;              /* pinned: reads of what only the HSA runtime knows */
 };
 
 /* Each call is on the attaching thread or the server's: both select the module's device. */
@@ -151,7 +175,7 @@ static void hip_free_host(void *context, void *ptr)
 static bool known(const struct hip_attachment *a, const void *address, size_t size)
 {
     uintptr_t p = (uintptr_t)address;
-    if (a->state && p >= a->state && size <= a->state_end - p)
+    if (a->state && p >= a->state && p < a->state_end && size <= a->state_end - p)
         return true;
     void *start = NULL;
     size_t length = 0;
@@ -164,11 +188,42 @@ static bool known(const struct hip_attachment *a, const void *address, size_t si
     return p >= s && size <= length && p - s <= length - size;
 }
 
+/* A read of code object memory (see the top of this file); DST is devrt's host memory. */
+static int read_through_hsa(struct hip_attachment *a, void *dst, const void *src, size_t size)
+{
+#ifdef DEVRT_HAVE_HSA
+    if (!hip.pointer_info || !hip.memory_copy || !a->staging)
+        return -1;
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (hip.pointer_info(src, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return -1;
+    void *host = NULL;
+    switch (devrt_hsa_access(&info, (uintptr_t)src, size, &host)) {
+    case DEVRT_HSA_ACCESS_NONE: return -1;
+    case DEVRT_HSA_ACCESS_HOST: memcpy(dst, host, size); return 0;
+    case DEVRT_HSA_ACCESS_DEVICE: break;
+    }
+    for (size_t done = 0; done < size; done += DEVRT_HIP_STAGING) {
+        size_t n = size - done < DEVRT_HIP_STAGING ? size - done : DEVRT_HIP_STAGING;
+        if (hip.memory_copy(a->staging, (const char *)src + done, n) != HSA_STATUS_SUCCESS)
+            return -1;
+        memcpy((char *)dst + done, a->staging, n);
+    }
+    return 0;
+#else
+    (void)a;
+    (void)dst;
+    (void)src;
+    (void)size;
+    return -1;
+#endif
+}
+
 static int hip_copy(void *context, void *dst, const void *src, size_t size)
 {
     struct hip_attachment *a = bind(context);
     if (!known(a, src, size) && !known(a, dst, size))
-        return -1;
+        return read_through_hsa(a, dst, src, size);
     return hip.hipMemcpyWithStream(dst, src, size, hipMemcpyDefault, a->copy) == hipSuccess ? 0
                                                                                             : -1;
 }
@@ -183,6 +238,8 @@ static int hip_synchronize(void *context)
 static void hip_release(void *context)
 {
     struct hip_attachment *a = bind(context);
+    if (a->staging)
+        hip.hipHostFree(a->staging);
     hip.hipStreamDestroy(a->copy);
     free(a);
 }
@@ -211,6 +268,9 @@ int devrt_hip_attach(hipModule_t module, const struct devrt_device_options *opti
         free(a);
         return hip_failed(DEVRT_ERROR_BACKEND, r, "devrt_hip_attach: the current device");
     }
+#ifdef DEVRT_HAVE_HSA
+    a->staging = hip_alloc_host(a, DEVRT_HIP_STAGING);
+#endif
     char name[64];
     snprintf(name, sizeof name, "HIP module %p", (void *)module);
     const struct devrt_attach_api api = {

@@ -630,6 +630,7 @@ int main(int argc, char **argv)
     const char *test = argv[2];
     api = &emu_api;
     emulated = !strcmp(which, "emu");
+
 #ifdef ATTACH_TEST_CUDA
     if (!strcmp(which, "cuda"))
         api = &cuda_api;

@@ -20,7 +20,15 @@
 struct fake_gpu_module {
     void *handle;
     devrt_emu_enter_fn *enter;
+    /* The image's loaded segments: a GPU runtime's own allocations of the code object. */
+    struct {
+        char *start;
+        size_t size;
+    } segments[16];
+    size_t segment_count;
 };
+
+static struct fake_gpu_module *loaded[64];
 
 struct group {
     pthread_mutex_t lock;
@@ -61,6 +69,23 @@ static struct {
     size_t allocation_count, allocation_capacity;
 } gpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
+/* dl_iterate_phdr's callback: the segments of the object whose handle is being loaded. */
+static int add_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct fake_gpu_module *m = arg;
+    struct link_map *map = NULL;
+    if (dlinfo(m->handle, RTLD_DI_LINKMAP, &map) != 0 || !map || map->l_addr != info->dlpi_addr)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && m->segment_count < 16; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            m->segments[m->segment_count].start =
+                (char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+            m->segments[m->segment_count++].size = info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
 int fake_gpu_load(const char *path, struct fake_gpu_module **out, const char **error)
 {
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -71,12 +96,25 @@ int fake_gpu_load(const char *path, struct fake_gpu_module **out, const char **e
     struct fake_gpu_module *m = calloc(1, sizeof *m);
     m->handle = handle;
     m->enter = (devrt_emu_enter_fn *)dlsym(handle, DEVRT_EMU_ENTER_SYMBOL);
+    dl_iterate_phdr(add_segments, m);
+    pthread_mutex_lock(&gpu.lock);
+    for (size_t i = 0; i < sizeof loaded / sizeof *loaded; ++i)
+        if (!loaded[i]) {
+            loaded[i] = m;
+            break;
+        }
+    pthread_mutex_unlock(&gpu.lock);
     *out = m;
     return 0;
 }
 
 void fake_gpu_unload(struct fake_gpu_module *module)
 {
+    pthread_mutex_lock(&gpu.lock);
+    for (size_t i = 0; i < sizeof loaded / sizeof *loaded; ++i)
+        if (loaded[i] == module)
+            loaded[i] = NULL;
+    pthread_mutex_unlock(&gpu.lock);
     dlclose(module->handle);
     free(module);
 }
@@ -335,6 +373,24 @@ int fake_gpu_range(const void *address, void **start, size_t *size)
             break;
         }
     }
+    pthread_mutex_unlock(&gpu.lock);
+    return found;
+}
+
+int fake_gpu_image_range(const void *address, void **start, size_t *size)
+{
+    const char *p = address;
+    int found = -1;
+    pthread_mutex_lock(&gpu.lock);
+    for (size_t i = 0; found && i < sizeof loaded / sizeof *loaded; ++i)
+        for (size_t j = 0; loaded[i] && j < loaded[i]->segment_count; ++j)
+            if (p >= loaded[i]->segments[j].start &&
+                p < loaded[i]->segments[j].start + loaded[i]->segments[j].size) {
+                *start = loaded[i]->segments[j].start;
+                *size = loaded[i]->segments[j].size;
+                found = 0;
+                break;
+            }
     pthread_mutex_unlock(&gpu.lock);
     return found;
 }

@@ -33,6 +33,8 @@ void *fake_gpu_alloc(size_t size);
 void fake_gpu_free(void *ptr);
 /* The allocation ADDRESS lies in: 0 with its start and size, or -1. */
 int fake_gpu_range(const void *address, void **start, size_t *size);
+/* The loaded segment of a module's image ADDRESS lies in: 0 with its start and size, or -1. */
+int fake_gpu_image_range(const void *address, void **start, size_t *size);
 /* Allocations not freed yet. */
 size_t fake_gpu_live_allocations(void);
 /* Frees that came while a kernel ran (and were kept instead). */

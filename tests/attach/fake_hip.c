@@ -5,7 +5,9 @@
  * host memory the device is to see must be allocated mapped, and a copy on a stream that
  * synchronizes with the others (the null stream, or one created without
  * hipStreamNonBlocking) fails, since there it could wait for a kernel that waits for the
- * copy. fake_hip_calls(NAME) says how often NAME was called.
+ * copy. Like HIP, it knows its allocations, not the rest of a code object's memory; the
+ * HSA runtime beneath it (hsa_amd_pointer_info, hsa_memory_copy, reached through HIP's
+ * handle) knows both. fake_hip_calls(NAME) says how often NAME was called.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 
 #include <hip/hip_runtime_api.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
 
 #include <devrt/emu.h>
 
@@ -266,4 +270,43 @@ hipError_t hipMemcpyWithStream(void *dst, const void *src, size_t size, hipMemcp
     }
     memcpy(dst, src, size);
     return hipSuccess;
+}
+
+/* What ROCr knows: HIP's allocations, and the code object's segments it loaded. */
+hsa_status_t hsa_amd_pointer_info(const void *ptr, hsa_amd_pointer_info_t *info,
+                                  void *(*alloc)(size_t), uint32_t *num_agents,
+                                  hsa_agent_t **accessible)
+{
+    record(__func__);
+    (void)alloc;
+    if (num_agents || accessible)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    void *start;
+    size_t size;
+    uint32_t known = info->size;
+    memset(info, 0, known);
+    info->size = known;
+    if (fake_gpu_range(ptr, &start, &size) != 0 && fake_gpu_image_range(ptr, &start, &size) != 0) {
+        info->type = HSA_EXT_POINTER_TYPE_UNKNOWN;
+        return HSA_STATUS_SUCCESS;
+    }
+    info->type = HSA_EXT_POINTER_TYPE_HSA;
+    info->agentBaseAddress = start;
+    info->hostBaseAddress = start;
+    info->sizeInBytes = size;
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_memory_copy(void *dst, const void *src, size_t size)
+{
+    record(__func__);
+    void *start;
+    size_t length;
+    /* Both ends must be the runtime's: the staging buffer, and what pointer_info placed. */
+    if (fake_gpu_range(dst, &start, &length) != 0 ||
+        (fake_gpu_range(src, &start, &length) != 0 &&
+         fake_gpu_image_range(src, &start, &length) != 0))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    memcpy(dst, src, size);
+    return HSA_STATUS_SUCCESS;
 }
