@@ -17,7 +17,7 @@
  *
  * The doorbell. A GPU cannot interrupt a host thread the way an HSA signal does, so the
  * device sets a word in host memory (doorbell->count) after each request and the server
- * polls it while it waits (devrt_poll_doorbell, server.c).
+ * polls it while it waits (devrt_polled_wait_doorbell, server.c).
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -667,23 +667,6 @@ static void cuda_stream_destroy(devrt_stream *stream)
     cu.cuStreamDestroy((CUstream)stream->backend);
 }
 
-static uint64_t cuda_arm_doorbell(devrt_device *device)
-{
-    (void)device;
-    return 0;
-}
-
-static void cuda_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
-{
-    (void)armed;
-    devrt_poll_doorbell(device, timeout_ms);
-}
-
-static void cuda_ring_doorbell(devrt_device *device)
-{
-    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-}
-
 /* The memory size needs a driver function devrt does not otherwise use: left unknown. */
 static void cuda_describe(const devrt_device *device, struct devrt_device_info *info)
 {
@@ -706,9 +689,9 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .enqueue = cuda_enqueue,
     .complete = cuda_complete,
     .release = cuda_release,
-    .arm_doorbell = cuda_arm_doorbell,
-    .wait_doorbell = cuda_wait_doorbell,
-    .ring_doorbell = cuda_ring_doorbell,
+    .arm_doorbell = devrt_polled_arm_doorbell,
+    .wait_doorbell = devrt_polled_wait_doorbell,
+    .ring_doorbell = devrt_polled_ring_doorbell,
     .describe = cuda_describe,
 };
 

@@ -5,7 +5,7 @@
  * is set up as devrt_module_load sets one up (module.c), served by the device's server
  * thread, and checked as a launch is (launch.c). Only launching is the program's.
  *
- * The doorbell is polled (devrt_poll_doorbell), as on CUDA: no API offers a way for the
+ * The doorbell is polled (devrt_polled_wait_doorbell), as on CUDA: no API offers a way for the
  * device to wake a host thread that every API shares.
  */
 #include <stdlib.h>
@@ -107,23 +107,6 @@ static void attach_unload(devrt_module *module)
     (void)module; /* the program's, which unloads it */
 }
 
-static uint64_t attach_arm_doorbell(devrt_device *device)
-{
-    (void)device;
-    return 0;
-}
-
-static void attach_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
-{
-    (void)armed;
-    devrt_poll_doorbell(device, timeout_ms);
-}
-
-static void attach_ring_doorbell(devrt_device *device)
-{
-    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-}
-
 static void attach_describe(const devrt_device *device, struct devrt_device_info *info)
 {
     snprintf(info->name, sizeof info->name, "attached through %s",
@@ -141,9 +124,9 @@ static const struct devrt_backend_ops attach_ops = {
     .write = attach_copy,
     .load = attach_load,
     .unload = attach_unload,
-    .arm_doorbell = attach_arm_doorbell,
-    .wait_doorbell = attach_wait_doorbell,
-    .ring_doorbell = attach_ring_doorbell,
+    .arm_doorbell = devrt_polled_arm_doorbell,
+    .wait_doorbell = devrt_polled_wait_doorbell,
+    .ring_doorbell = devrt_polled_ring_doorbell,
     .describe = attach_describe,
 };
 

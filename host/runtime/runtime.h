@@ -250,8 +250,13 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
-/* Wait for doorbell->count to be set, polling, at most TIMEOUT_MS; clears it. */
-void devrt_poll_doorbell(devrt_device *device, uint32_t timeout_ms);
+/*
+ * The doorbell ops of a device that cannot wake a host thread: the device sets
+ * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
+ */
+uint64_t devrt_polled_arm_doorbell(devrt_device *device);
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+void devrt_polled_ring_doorbell(devrt_device *device);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);

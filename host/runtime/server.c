@@ -501,8 +501,20 @@ static void relax(void)
 #endif
 }
 
-void devrt_poll_doorbell(devrt_device *device, uint32_t timeout_ms)
+uint64_t devrt_polled_arm_doorbell(devrt_device *device)
 {
+    (void)device;
+    return 0;
+}
+
+void devrt_polled_ring_doorbell(devrt_device *device)
+{
+    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
+}
+
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+{
+    (void)armed;
     if (!timeout_ms)
         return;
     static _Thread_local bool slack_set;
