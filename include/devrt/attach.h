@@ -25,7 +25,8 @@ extern "C" {
 /*
  * What an API gives devrt to attach through: a handful of calls on the program's module
  * and device. Each returns 0 (a pointer: non-NULL) on success. devrt calls them from the
- * attaching thread and from its server thread, never two at once.
+ * threads that call devrt_attach, devrt_attached_check and devrt_detach, and from its
+ * server thread (the heap grows while a kernel waits), possibly at the same time.
  */
 struct devrt_attach_api {
     enum devrt_backend backend; /* what devrt_device_backend-style names call it */
