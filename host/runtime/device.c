@@ -34,6 +34,7 @@ const char *devrt_backend_name(enum devrt_backend backend)
     case DEVRT_BACKEND_HSA: return "hsa";
     case DEVRT_BACKEND_EMU: return "emu";
     case DEVRT_BACKEND_CUDA: return "cuda";
+    case DEVRT_BACKEND_HIP: return "hip";
     }
     return "unknown";
 }
@@ -69,20 +70,14 @@ uint64_t devrt_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-int devrt_device_open(enum devrt_backend backend, int index,
-                      const struct devrt_device_options *options, devrt_device **out)
+int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
+                        const struct devrt_device_options *options, devrt_device **out)
 {
-    if (!out)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
-    *out = NULL;
-    const struct devrt_backend_ops *ops = backend_ops(backend);
-    if (!ops)
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",
-                          devrt_backend_name(backend));
     devrt_device *device = calloc(1, sizeof *device);
     if (!device)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
     device->ops = ops;
+    device->backend = backend;
     if (options) {
         device->rpc_ports = options->rpc_ports;
         device->heap_initial_bytes = options->heap_initial_bytes;
@@ -107,6 +102,19 @@ int devrt_device_open(enum devrt_backend backend, int index,
     device->open_runtime_ns = devrt_now_ns() - opened;
     *out = device;
     return DEVRT_SUCCESS;
+}
+
+int devrt_device_open(enum devrt_backend backend, int index,
+                      const struct devrt_device_options *options, devrt_device **out)
+{
+    if (!out)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
+    *out = NULL;
+    const struct devrt_backend_ops *ops = backend_ops(backend);
+    if (!ops)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",
+                          devrt_backend_name(backend));
+    return devrt_device_create(ops, NULL, index, options, out);
 }
 
 void devrt_device_close(devrt_device *device)

@@ -433,6 +433,46 @@ void devrt_launches_detach(devrt_module *module)
     pthread_mutex_unlock(&l->lock);
 }
 
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report)
+{
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    /* The kernels ran as one launch that has ended, whose record is the module's current. */
+    struct devrt_launch_entry e = {
+        .module = module, .kernel = kernel, .config = *config, .ran = true};
+    pthread_mutex_lock(&l->lock);
+    e.slot = module->slot;
+    e.module_order = module->launches_queued++;
+    module->launches_run++;
+    module->slot_owner = &e;
+    module->last = &e;
+    pthread_mutex_unlock(&l->lock);
+    int status = conclude(&e, report);
+    /*
+     * A record that raised stays in the claim word, so no lane can claim it again: the
+     * kernels the program launches next get a fresh one, which the state points at now,
+     * while none of them runs. One that did not raise is clean and stays.
+     */
+    pthread_mutex_lock(&l->lock);
+    if (module->slot == module->raised_slot) {
+        struct devrt_exception_record *fresh = take_slot(module);
+        if (!fresh ||
+            device->ops->write(device, &module->state->exception, &fresh, sizeof fresh) != 0) {
+            if (fresh)
+                module->free_slots[module->free_slot_count++] = fresh;
+            pthread_mutex_unlock(&l->lock);
+            return devrt_fail(DEVRT_ERROR_BACKEND,
+                              "%s: cannot point the state at a new exception record", module->path);
+        }
+        module->free_slots[module->free_slot_count++] = module->slot;
+        module->slot = fresh;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return status;
+}
+
 int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
                  const struct devrt_arg *args, size_t arg_count, struct devrt_launch_report *report)
 {

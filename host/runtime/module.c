@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <devrt/attach.h>
+
 #include "runtime.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -234,6 +236,10 @@ void devrt_module_unload(devrt_module *module)
 {
     if (!module)
         return;
+    if (module->attached && !module->detaching) {
+        devrt_detach(module);
+        return;
+    }
     devrt_device *device = module->device;
     devrt_launches_detach(module);
     devrt_server_detach(device, module);
@@ -356,6 +362,11 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
 {
     if (!module || !kernel || !config || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
+    if (module->attached)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "%s: attached to a module the program launches itself; launch its "
+                          "kernels through the program's API",
+                          module->path);
     int status = validate_config(config);
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     if (status == DEVRT_SUCCESS && module->metadata)

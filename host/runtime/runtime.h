@@ -232,6 +232,8 @@ struct devrt_module {
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
     struct devrt_module_info info; /* where its load spent its time */
+    /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
+    bool attached, detaching;
 };
 
 /* A request as the server hands it to the handler of its opcode. */
@@ -245,6 +247,10 @@ struct devrt_request {
 };
 
 typedef int devrt_request_handler(struct devrt_request *request);
+
+/* device.c: a device of OPS whose backend state is BACKEND (NULL: OPS->open makes it). */
+int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
+                        const struct devrt_device_options *options, devrt_device **device);
 
 /* server.c */
 int devrt_server_start(devrt_device *device);
@@ -265,6 +271,12 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
  * reply. The emulation refuses copies there, so its tests show any that creep in.
  */
 bool devrt_server_serving(const devrt_device *device);
+ * The doorbell ops of a device that cannot wake a host thread: the device sets
+ * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
+ */
+uint64_t devrt_polled_arm_doorbell(devrt_device *device);
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+void devrt_polled_ring_doorbell(devrt_device *device);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);
@@ -273,6 +285,13 @@ void devrt_launches_fini(devrt_device *device);
 struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
 /* Waits for the module's launches and keeps their reports; frees its records. */
 void devrt_launches_detach(devrt_module *module);
+/*
+ * The report of what the module's kernels raised since the last check, once they have
+ * ended (launched by someone else: attach.c); the next check starts with a clean record.
+ */
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report);
 
 /* module.c */
 int devrt_validate_launch(devrt_module *module, const char *kernel,

@@ -35,7 +35,8 @@ enum devrt_backend {
     DEVRT_BACKEND_AUTO = 0, /* from the image: amdgcn code object -> HSA, host ELF -> emu */
     DEVRT_BACKEND_HSA,
     DEVRT_BACKEND_EMU,
-    DEVRT_BACKEND_CUDA
+    DEVRT_BACKEND_CUDA,
+    DEVRT_BACKEND_HIP /* only through devrt_hip_attach (<devrt/hip.h>) */
 };
 
 typedef struct devrt_device devrt_device;
