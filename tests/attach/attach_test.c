@@ -665,7 +665,7 @@ int main(int argc, char **argv)
     size_t (*live_allocations)(void) = NULL;
 #ifdef ATTACH_TEST_HIP
     if (api == &hip_api)
-        live_allocations = (size_t(*)(void))dlsym(hip.library, "fake_hip_live_allocations");
+        live_allocations = (size_t (*)(void))dlsym(hip.library, "fake_hip_live_allocations");
 #endif
     void *module = NULL;
     if (api->load(image, &module))

@@ -65,7 +65,7 @@ static struct {
     struct allocation {
         char *start;
         size_t size;
-    } * allocations;
+    } *allocations;
     size_t allocation_count, allocation_capacity;
 } gpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
