@@ -271,84 +271,85 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
  * reply. The emulation refuses copies there, so its tests show any that creep in.
  */
 bool devrt_server_serving(const devrt_device *device);
+/*
  * The doorbell ops of a device that cannot wake a host thread: the device sets
  * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
  */
 uint64_t devrt_polled_arm_doorbell(devrt_device *device);
- void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
- void devrt_polled_ring_doorbell(devrt_device *device);
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+void devrt_polled_ring_doorbell(devrt_device *device);
 
- /* launch.c */
- void devrt_launches_init(devrt_device *device);
- void devrt_launches_fini(devrt_device *device);
- /* The module's first record; the state points at it at load. NULL with the error set. */
- struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
- /* Waits for the module's launches and keeps their reports; frees its records. */
- void devrt_launches_detach(devrt_module *module);
- /*
-  * The report of what the module's kernels raised since the last check, once they have
-  * ended (launched by someone else: attach.c); the next check starts with a clean record.
-  */
- int devrt_launches_check(devrt_module *module, const char *kernel,
-                          const struct devrt_launch_config *config,
-                          struct devrt_launch_report *report);
+/* launch.c */
+void devrt_launches_init(devrt_device *device);
+void devrt_launches_fini(devrt_device *device);
+/* The module's first record; the state points at it at load. NULL with the error set. */
+struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
+/* Waits for the module's launches and keeps their reports; frees its records. */
+void devrt_launches_detach(devrt_module *module);
+/*
+ * The report of what the module's kernels raised since the last check, once they have
+ * ended (launched by someone else: attach.c); the next check starts with a clean record.
+ */
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report);
 
- /* module.c */
- int devrt_validate_launch(devrt_module *module, const char *kernel,
-                           const struct devrt_launch_config *config, const struct devrt_arg *args,
-                           size_t arg_count);
- void devrt_describe_exception(devrt_module *module, const char *kernel,
-                               const struct devrt_launch_config *config,
-                               const struct devrt_exception_record *record,
-                               struct devrt_launch_report *report);
+/* module.c */
+int devrt_validate_launch(devrt_module *module, const char *kernel,
+                          const struct devrt_launch_config *config, const struct devrt_arg *args,
+                          size_t arg_count);
+void devrt_describe_exception(devrt_module *module, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              const struct devrt_exception_record *record,
+                              struct devrt_launch_report *report);
 
- /* heap.c */
- /*
-  * A module's heap: plan sets its sizes and returns the bytes of the tables it keeps in
-  * device memory (zeroed, placed by the caller); attach lays out the control block in HEAP,
-  * to be written at DEVICE_HEAP, its tables at TABLES, and takes the first reserve.
-  */
- size_t devrt_heap_plan(devrt_module *module);
- int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap,
-                       struct devrt_heap *device_heap, void *tables);
- void devrt_heap_detach(devrt_module *module);
- devrt_request_handler devrt_serve_heap_grow;
+/* heap.c */
+/*
+ * A module's heap: plan sets its sizes and returns the bytes of the tables it keeps in
+ * device memory (zeroed, placed by the caller); attach lays out the control block in HEAP,
+ * to be written at DEVICE_HEAP, its tables at TABLES, and takes the first reserve.
+ */
+size_t devrt_heap_plan(devrt_module *module);
+int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
+                      void *tables);
+void devrt_heap_detach(devrt_module *module);
+devrt_request_handler devrt_serve_heap_grow;
 
- /* output.c: the handlers of DEVRT_RPC_OUTPUT and DEVRT_RPC_PRINTF */
- int devrt_serve_output(struct devrt_request *request);
- int devrt_serve_printf(struct devrt_request *request);
- /* Flush the module's output file, if it has one. */
- void devrt_output_flush(devrt_module *module);
+/* output.c: the handlers of DEVRT_RPC_OUTPUT and DEVRT_RPC_PRINTF */
+int devrt_serve_output(struct devrt_request *request);
+int devrt_serve_printf(struct devrt_request *request);
+/* Flush the module's output file, if it has one. */
+void devrt_output_flush(devrt_module *module);
 
- /* image.c: the whole file, NUL-terminated; NULL with the error set. */
- char *devrt_read_image(const char *path, size_t *size);
+/* image.c: the whole file, NUL-terminated; NULL with the error set. */
+char *devrt_read_image(const char *path, size_t *size);
 
- /* arguments.c */
- size_t devrt_arg_size(enum devrt_arg_type type);
- /* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
- int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
-                           const struct devrt_arg *args, size_t arg_count);
- struct devrt_amdgpu_metadata;
- /* The same against a code object's metadata; DEVRT_ERROR_NO_KERNEL if it lacks KERNEL. */
- int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
-                                       const char *path, const char *kernel,
-                                       const struct devrt_arg *args, size_t arg_count);
+/* arguments.c */
+size_t devrt_arg_size(enum devrt_arg_type type);
+/* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
+int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+                          const struct devrt_arg *args, size_t arg_count);
+struct devrt_amdgpu_metadata;
+/* The same against a code object's metadata; DEVRT_ERROR_NO_KERNEL if it lacks KERNEL. */
+int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+                                      const char *path, const char *kernel,
+                                      const struct devrt_arg *args, size_t arg_count);
 
- /* error.c */
- /* device.c: CLOCK_MONOTONIC in nanoseconds. */
- uint64_t devrt_now_ns(void);
+/* error.c */
+/* device.c: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t devrt_now_ns(void);
 
- int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
- /* backends */
+/* backends */
 #ifdef DEVRT_HAVE_EMU
- extern const struct devrt_backend_ops devrt_emu_backend;
+extern const struct devrt_backend_ops devrt_emu_backend;
 #endif
 #ifdef DEVRT_HAVE_CUDA
- extern const struct devrt_backend_ops devrt_cuda_backend;
+extern const struct devrt_backend_ops devrt_cuda_backend;
 #endif
 #ifdef DEVRT_HAVE_HSA
- extern const struct devrt_backend_ops devrt_hsa_backend;
+extern const struct devrt_backend_ops devrt_hsa_backend;
 #endif
 
 #endif
