@@ -26,7 +26,10 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
     bool favoured = server->favoured == port;
     if (!favoured && server->buffered < server->buffer_budget)
         return true;
-    uint64_t now = devrt_now_ns();
+    /* One clock read a pass: a pass over the budget may defer a packet of every port. */
+    if (!server->pass_ns)
+        server->pass_ns = devrt_now_ns();
+    uint64_t now = server->pass_ns;
     /*
      * The favoured message always goes on, so that one message at a time ends and memory
      * comes back. Its wave may have ended in the middle of it (a lane raised); after a poll

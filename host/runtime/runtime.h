@@ -97,6 +97,7 @@ struct devrt_server {
     uint64_t deferred_packets;
     const struct devrt_port_state *favoured; /* the message that goes on over the budget */
     uint64_t favoured_ns;                    /* when it last sent a packet */
+    uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
     struct devrt_faults faults;              /* tests' faults (faults.c), under lock */
 };
 

@@ -321,6 +321,7 @@ static size_t serve_all(struct devrt_server *server)
 {
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
+    server->pass_ns = 0; /* read once a pass needs it (backpressure.c) */
     for (devrt_module *m = server->modules; m; m = m->next)
         taken += serve_module(m);
     server->passes++;
