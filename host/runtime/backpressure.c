@@ -37,6 +37,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
      */
     if (!favoured &&
         (!server->favoured || now - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)) {
+        server->stale_favourites += server->favoured != NULL;
         server->favoured = port;
         favoured = true;
     }

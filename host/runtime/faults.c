@@ -36,6 +36,7 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
     server->buffered_peak = server->buffered;
     server->deferred_packets = 0;
+    server->stale_favourites = 0;
     __atomic_store_n(&faults->on, on, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&faults->changed);
     pthread_mutex_unlock(&server->lock);
@@ -50,6 +51,7 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->buffered_peak = server->buffered_peak;
     stats->buffer_bound = server->buffer_budget;
     stats->deferred_packets = server->deferred_packets;
+    stats->stale_favourites = server->stale_favourites;
     pthread_mutex_unlock(&server->lock);
 }
 

@@ -50,6 +50,9 @@ struct devrt_fault_stats {
     /* The server's buffers of unfinished messages (the bound's subject), now and at most. */
     size_t buffered_bytes, buffered_peak, buffer_bound;
     uint64_t deferred_packets; /* packets left for a later pass because of the bound */
+    /* Favoured messages replaced after a poll interval without a packet: each may hold up
+       to a request more than the bound's usual excess (docs/output.md, "Memory"). */
+    uint64_t stale_favourites;
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */

@@ -94,7 +94,7 @@ struct devrt_server {
     /* The bound on the buffers of unfinished messages (backpressure.c), under lock. */
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
-    uint64_t deferred_packets;
+    uint64_t deferred_packets, stale_favourites;
     const struct devrt_port_state *favoured; /* the message that goes on over the budget */
     uint64_t favoured_ns;                    /* when it last sent a packet */
     uint64_t pass_ns;                        /* the time of the current pass, 0 until read */

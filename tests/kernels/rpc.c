@@ -5,13 +5,7 @@
 #include <devrt/devrt.h>
 #include <devrt/rpc.h>
 
-static uint64_t fnv1a(const uint8_t *data, uint32_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (uint32_t i = 0; i < size; ++i)
-        hash = (hash ^ data[i]) * 0x100000001b3ull;
-    return hash;
-}
+#include "checksum.h"
 
 static uint64_t flat_id(void)
 {
