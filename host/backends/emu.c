@@ -258,8 +258,8 @@ static int emu_configure(const struct devrt_device_options *options, struct emu_
 static int emu_open(devrt_device *device, int index)
 {
     uint64_t devices = device->options.emu_devices ? device->options.emu_devices : 1;
-    int status = device->options.emu_devices ? DEVRT_SUCCESS
-                                             : env_number("DEVRT_EMU_DEVICES", &devices);
+    int status =
+        device->options.emu_devices ? DEVRT_SUCCESS : env_number("DEVRT_EMU_DEVICES", &devices);
     if (status != DEVRT_SUCCESS)
         return status;
     if (devices == 0 || devices > DEVRT_EMU_MAX_DEVICES)

@@ -77,8 +77,8 @@ int devrt_cpulist_parse(const char *text, cpu_set_t *set, char *why, size_t why_
         while (is_space(*p))
             ++p;
         if (*p) {
-            snprintf(why, why_size, "unexpected \"%s\" (a cpulist is N or N-M, separated by commas)",
-                     p);
+            snprintf(why, why_size,
+                     "unexpected \"%s\" (a cpulist is N or N-M, separated by commas)", p);
             return -1;
         }
         return 0;
@@ -115,8 +115,8 @@ int devrt_pci_local_cpus(const char *sysfs, unsigned domain, unsigned bus, unsig
                          unsigned function, char *list, size_t size)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/bus/pci/devices/%04x:%02x:%02x.%x/local_cpulist", sysfs,
-             domain, bus, device, function);
+    snprintf(path, sizeof path, "%s/bus/pci/devices/%04x:%02x:%02x.%x/local_cpulist", sysfs, domain,
+             bus, device, function);
     FILE *file = fopen(path, "r");
     if (!file)
         return -1;
@@ -152,8 +152,7 @@ int devrt_server_choose_cpus(const char *option, const char *environment, const 
         char reason[200];
         if (devrt_cpulist_parse(given, &out->set, reason, sizeof reason) != 0) {
             snprintf(why, why_size, "%s \"%s\": %s",
-                     option ? "the device option server_cpus" : "DEVRT_SERVER_CPUS", given,
-                     reason);
+                     option ? "the device option server_cpus" : "DEVRT_SERVER_CPUS", given, reason);
             return -1;
         }
         out->placement = option ? DEVRT_SERVER_BY_OPTION : DEVRT_SERVER_BY_ENVIRONMENT;

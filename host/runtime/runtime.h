@@ -93,7 +93,7 @@ struct devrt_server {
     struct devrt_text output;   /* output units (output.c) */
     struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
     uint32_t spare_count;
-    uint64_t last_taken_ns;           /* when a pass last took a packet: the quiet spell's start */
+    uint64_t last_taken_ns;          /* when a pass last took a packet: the quiet spell's start */
     struct devrt_server_cpus placed; /* where the thread runs (placement.c) */
 };
 

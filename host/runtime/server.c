@@ -363,7 +363,8 @@ static int place_server(devrt_device *device, pthread_attr_t *attr)
 {
     struct devrt_server *server = &device->server;
     char local[256], why[320];
-    bool known = device->ops->local_cpus && device->ops->local_cpus(device, local, sizeof local) == 0;
+    bool known =
+        device->ops->local_cpus && device->ops->local_cpus(device, local, sizeof local) == 0;
     cpu_set_t allowed;
     bool limited = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     if (devrt_server_choose_cpus(device->options.server_cpus, getenv("DEVRT_SERVER_CPUS"),
@@ -396,14 +397,14 @@ int devrt_server_start(devrt_device *device)
     int error = pthread_create(&server->thread, &attr, server_main, device);
     pthread_attr_destroy(&attr);
     if (error == EINVAL && server->placed.placement != DEVRT_SERVER_ANYWHERE)
-        status = devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                            "cannot place the server on CPUs %s (from %s): none of them is "
-                            "available to this process",
-                            server->placed.list,
-                            devrt_server_placement_name(server->placed.placement));
+        status =
+            devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                       "cannot place the server on CPUs %s (from %s): none of them is "
+                       "available to this process",
+                       server->placed.list, devrt_server_placement_name(server->placed.placement));
     else if (error != 0)
-        status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread: %s",
-                            strerror(error));
+        status =
+            devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread: %s", strerror(error));
     /* Named here, not by the thread: it has its name when devrt_device_open returns. */
     if (status == DEVRT_SUCCESS)
         pthread_setname_np(server->thread, "devrt-server");
@@ -418,8 +419,7 @@ uint64_t devrt_server_cpu_ns(const devrt_device *device)
 {
     clockid_t clock;
     struct timespec t;
-    if (pthread_getcpuclockid(device->server.thread, &clock) != 0 ||
-        clock_gettime(clock, &t) != 0)
+    if (pthread_getcpuclockid(device->server.thread, &clock) != 0 || clock_gettime(clock, &t) != 0)
         return 0;
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }

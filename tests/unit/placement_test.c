@@ -87,8 +87,8 @@ static void parse(void)
     char why[64], text[12];
     devrt_cpulist_parse("0,2,4,6,8,10,12", &set, why, sizeof why);
     devrt_cpulist_format(&set, text, sizeof text);
-    CHECK(!strcmp(text, "0,2,4,6...") || !strcmp(text, "0,2,4,6,..."),
-          "a cut list reads \"%s\"", text);
+    CHECK(!strcmp(text, "0,2,4,6...") || !strcmp(text, "0,2,4,6,..."), "a cut list reads \"%s\"",
+          text);
     CPU_ZERO(&set);
     devrt_cpulist_format(&set, text, sizeof text);
     CHECK(!strcmp(text, ""), "an empty set formats as \"%s\"", text);
@@ -156,8 +156,7 @@ static void choose(void)
                                        "number at \"\""),
           "a bad option: %d \"%s\"", status, why);
     status = devrt_server_choose_cpus(NULL, "x", "1", NULL, &out, why, sizeof why);
-    CHECK(status == -1 &&
-              !strcmp(why, "DEVRT_SERVER_CPUS \"x\": expected a CPU number at \"x\""),
+    CHECK(status == -1 && !strcmp(why, "DEVRT_SERVER_CPUS \"x\": expected a CPU number at \"x\""),
           "a bad environment: %d \"%s\"", status, why);
 }
 
@@ -181,7 +180,8 @@ static void server_affinity(char *list, size_t size)
         f = fopen(path, "r");
         while (f && fgets(line, sizeof line, f))
             if (!strncmp(line, "Cpus_allowed_list:", 18))
-                snprintf(list, size, "%.*s", (int)strcspn(line + 19, "\n"), line + 19 + strspn(line + 19, " \t"));
+                snprintf(list, size, "%.*s", (int)strcspn(line + 19, "\n"),
+                         line + 19 + strspn(line + 19, " \t"));
         if (f)
             fclose(f);
     }

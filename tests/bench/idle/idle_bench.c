@@ -75,8 +75,8 @@ int main(int argc, char **argv)
         uint64_t quiet_ns;
         uint32_t rounds;
     } spells[] = {
-        {"none (back to back)", 0, 200}, {"50 us", 50000, 100},   {"1 ms", 1000000, 50},
-        {"10 ms", 10000000, 30},          {"100 ms", 100000000, 10}, {"1 s", 1000000000, 3},
+        {"none (back to back)", 0, 200}, {"50 us", 50000, 100},     {"1 ms", 1000000, 50},
+        {"10 ms", 10000000, 30},         {"100 ms", 100000000, 10}, {"1 s", 1000000000, 3},
     };
     printf("\n| quiet spell before the request | requests | median us | max us |\n"
            "|---|---|---|---|\n");
