@@ -551,8 +551,9 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
  * wake-up costs the thread about as much as a short request, so the ceiling grows with the
  * quiet spell: POLL_MAX_SLEEP_NS (1 ms) at first, then a POLL_QUIET_SHARE'th of the spell
  * so far, up to POLL_LONG_SLEEP_NS (8 ms). The first request after a quiet spell of T then
- * waits at most about T / 16 longer (8 ms after a second or more of silence), and a kernel
- * that sends nothing costs about 150 wake-ups a second instead of 1000.
+ * waits at most about T / 16 longer (8 ms after 128 ms or more of silence), and a kernel
+ * that sends nothing costs about 170 wake-ups a second instead of 1000 (docs/performance.md,
+ * "Idle server").
  */
 #define POLL_SPIN_NS 100000ull
 #define POLL_MIN_SLEEP_NS 2000ull
@@ -600,7 +601,13 @@ void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
     /* Written by this thread only (server_main): the server is the one caller. */
     uint64_t quiet_since = device->server.last_taken_ns;
     uint64_t start = now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
-    uint64_t sleep = POLL_MIN_SLEEP_NS;
+    /*
+     * A wait that begins well into a quiet spell (the last one timed out) starts at the
+     * spell's share rather than at 2 us: ramping up again after each timeout would cost
+     * a dozen wake-ups every time.
+     */
+    uint64_t sleep = (start - quiet_since) / POLL_QUIET_SHARE;
+    sleep = sleep < POLL_MIN_SLEEP_NS ? POLL_MIN_SLEEP_NS : sleep;
     while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
         uint64_t now = now_ns();
         if (now - start >= limit)
@@ -610,13 +617,14 @@ void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
             relax();
             continue;
         }
-        struct timespec pause = {0, (long)sleep};
-        nanosleep(&pause, NULL);
         uint64_t ceiling = quiet / POLL_QUIET_SHARE;
         ceiling = ceiling < POLL_MAX_SLEEP_NS    ? POLL_MAX_SLEEP_NS
                   : ceiling > POLL_LONG_SLEEP_NS ? POLL_LONG_SLEEP_NS
                                                  : ceiling;
-        sleep = sleep * 2 < ceiling ? sleep * 2 : ceiling;
+        sleep = sleep < ceiling ? sleep : ceiling;
+        struct timespec pause = {0, (long)sleep};
+        nanosleep(&pause, NULL);
+        sleep *= 2;
     }
     /* A full barrier: the server's next look at the ports comes after the clear. */
     __atomic_exchange_n(word, 0u, __ATOMIC_SEQ_CST);
