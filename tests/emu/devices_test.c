@@ -132,27 +132,13 @@ static void *drive(void *arg)
     return NULL;
 }
 
-static int parse_indexes(const char *text, int *indexes)
-{
-    int count = 0;
-    for (const char *p = text; *p && count < MAX_DEVICES;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v > 63 || (*end && *end != ','))
-            return -1;
-        indexes[count++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return count;
-}
-
 int main(int argc, char **argv)
 {
     bool crossed = argc > 1 && !strcmp(argv[argc - 1], "--crossed");
     if (crossed)
         argc--;
     int indexes[MAX_DEVICES];
-    int count = argc >= 4 ? parse_indexes(argv[2], indexes) : -1;
+    int count = argc >= 4 ? harness_device_list(argv[2], indexes, MAX_DEVICES) : -1;
     if (count < 1) {
         fprintf(stderr, "usage: devices_test BACKEND INDEXES IMAGE [IMAGE...] [--crossed]\n");
         return 2;

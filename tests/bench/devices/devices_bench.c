@@ -75,32 +75,30 @@ int main(int argc, char **argv)
     enum devrt_backend backend = harness_backend(argv[1]);
     struct bench_device devices[MAX_DEVICES];
     memset(devices, 0, sizeof devices);
-    int count = 0;
-    for (const char *p = argv[2]; *p && count < MAX_DEVICES;) {
-        char *end;
-        long index = strtol(p, &end, 10);
-        if (end == p || index < 0 || (*end && *end != ',')) {
-            fprintf(stderr, "devices_bench: bad device list %s\n", argv[2]);
-            return 2;
-        }
-        const char *image = argv[3 + (count < argc - 4 ? count : argc - 4)];
-        struct bench_device *d = &devices[count];
-        if (devrt_device_open(backend, (int)index, NULL, &d->device) != DEVRT_SUCCESS ||
+    int indexes[MAX_DEVICES];
+    int count = harness_device_list(argv[2], indexes, MAX_DEVICES);
+    if (count < 1) {
+        fprintf(stderr, "devices_bench: bad device list %s\n", argv[2]);
+        return 2;
+    }
+    for (int i = 0; i < count; ++i) {
+        int index = indexes[i];
+        const char *image = argv[3 + (i < argc - 4 ? i : argc - 4)];
+        struct bench_device *d = &devices[i];
+        if (devrt_device_open(backend, index, NULL, &d->device) != DEVRT_SUCCESS ||
             harness_load(d->device, image, &d->module) != DEVRT_SUCCESS) {
-            fprintf(stderr, "device %ld, %s: %s\n", index, image, devrt_last_error());
+            fprintf(stderr, "device %d, %s: %s\n", index, image, devrt_last_error());
             return 1;
         }
         devrt_module_set_output_callback(d->module, harness_count_output, &d->output_bytes);
         struct devrt_device_info info;
         devrt_device_get_info(d->device, &info);
-        printf("device %d: index %ld, %s, server on %s\n", count, index, info.name,
+        printf("device %d: index %d, %s, server on %s\n", i, index, info.name,
                info.server_cpus[0] ? info.server_cpus : "any CPU");
         /* A GPU: a workgroup of 256 lanes per SM of a 132-SM H200; the emulation: 64 lanes. */
         d->config = backend == DEVRT_BACKEND_EMU
                         ? (struct devrt_launch_config){{2, 1, 1}, {32, 1, 1}}
                         : (struct devrt_launch_config){{132, 1, 1}, {256, 1, 1}};
-        count++;
-        p = *end ? end + 1 : end;
     }
     static const struct {
         const char *kernel, *unit;
