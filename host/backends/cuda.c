@@ -88,6 +88,7 @@ static struct {
     __typeof__(cuFuncGetParamInfo) *param_info; /* optional: checks the arguments */
 #endif
     __typeof__(cuStreamWriteValue64) *write_value; /* optional: else two 32-bit fills */
+    __typeof__(cuDeviceGetPCIBusId) *bus_id;       /* optional: the server's placement */
     void *library;
     char error[256];
 } cu;
@@ -116,6 +117,7 @@ static void open_driver(void)
 #endif
     cu.write_value =
         (__typeof__(cu.write_value))dlsym(cu.library, DEVRT_CUDA_NAME(cuStreamWriteValue64));
+    cu.bus_id = (__typeof__(cu.bus_id))dlsym(cu.library, DEVRT_CUDA_NAME(cuDeviceGetPCIBusId));
 }
 
 struct cuda_backend {
@@ -728,6 +730,18 @@ static void cuda_describe(const devrt_device *device, struct devrt_device_info *
     snprintf(info->name, sizeof info->name, "sm_%d%d %.100s", b->major, b->minor, b->name);
 }
 
+/* The GPU's PCI address ("0000:3b:00.0", hex in either case), then sysfs's list for it. */
+static int cuda_local_cpus(const devrt_device *device, char *list, size_t size)
+{
+    const struct cuda_backend *b = device->backend;
+    char id[64];
+    unsigned domain, bus, slot, function;
+    if (!cu.bus_id || cu.bus_id(id, (int)sizeof id, b->device) != CUDA_SUCCESS ||
+        sscanf(id, "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4)
+        return -1;
+    return devrt_pci_local_cpus("/sys", domain, bus, slot, function, list, size);
+}
+
 const struct devrt_backend_ops devrt_cuda_backend = {
     .kind = DEVRT_BACKEND_CUDA,
     .open = cuda_open,
@@ -747,6 +761,7 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .wait_doorbell = devrt_polled_wait_doorbell,
     .ring_doorbell = devrt_polled_ring_doorbell,
     .describe = cuda_describe,
+    .local_cpus = cuda_local_cpus,
 };
 
 /*

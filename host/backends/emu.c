@@ -248,14 +248,33 @@ static int emu_configure(const struct devrt_device_options *options, struct emu_
     return DEVRT_SUCCESS;
 }
 
+/*
+ * The emulation offers as many devices as asked for (the option, else $DEVRT_EMU_DEVICES,
+ * else one): a program that opens several GPUs is tested on the host. Each is a device of
+ * its own; only what the host gives every device (memory, threads) is shared.
+ */
+#define DEVRT_EMU_MAX_DEVICES 64u
+
 static int emu_open(devrt_device *device, int index)
 {
-    if (index != 0)
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the emulation backend has one device, 0");
+    uint64_t devices = device->options.emu_devices ? device->options.emu_devices : 1;
+    int status =
+        device->options.emu_devices ? DEVRT_SUCCESS : env_number("DEVRT_EMU_DEVICES", &devices);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    if (devices == 0 || devices > DEVRT_EMU_MAX_DEVICES)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "the emulation offers 1 to %u devices, not %llu", DEVRT_EMU_MAX_DEVICES,
+                          (unsigned long long)devices);
+    if (index < 0 || (uint64_t)index >= devices)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE,
+                          "the emulation has no device %d (it has %llu: the emu_devices option "
+                          "or $DEVRT_EMU_DEVICES sets how many)",
+                          index, (unsigned long long)devices);
     struct emu_device *emu = calloc(1, sizeof *emu);
     if (!emu)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the device");
-    int status = emu_configure(&device->options, emu);
+    status = emu_configure(&device->options, emu);
     if (status != DEVRT_SUCCESS) {
         free(emu);
         return status;

@@ -760,6 +760,20 @@ static void hsa_describe(const devrt_device *device, struct devrt_device_info *i
     info->memory_bytes = b->memory_bytes;
 }
 
+/* The agent's PCI address (ROCr's domain and bus/device/function word), then sysfs's list. */
+static int hsa_local_cpus(const devrt_device *device, char *list, size_t size)
+{
+    const struct hsa_backend *b = device->backend;
+    uint32_t bdf = 0, domain = 0;
+    if (hsa.hsa_agent_get_info(b->gpu, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_BDFID, &bdf) !=
+            HSA_STATUS_SUCCESS ||
+        hsa.hsa_agent_get_info(b->gpu, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DOMAIN, &domain) !=
+            HSA_STATUS_SUCCESS)
+        return -1;
+    return devrt_pci_local_cpus("/sys", domain, bdf >> 8 & 0xff, bdf >> 3 & 0x1f, bdf & 0x7, list,
+                                size);
+}
+
 const struct devrt_backend_ops devrt_hsa_backend = {
     .kind = DEVRT_BACKEND_HSA,
     .open = hsa_open,
@@ -777,4 +791,5 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .wait_doorbell = hsa_wait_doorbell,
     .ring_doorbell = hsa_ring_doorbell,
     .describe = hsa_describe,
+    .local_cpus = hsa_local_cpus,
 };

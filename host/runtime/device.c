@@ -142,6 +142,10 @@ int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *
     info->wave_size = device->wave_size;
     info->open_driver_ns = device->open_driver_ns;
     info->open_runtime_ns = device->open_runtime_ns;
+    const struct devrt_server_cpus *placed = &device->server.placed;
+    snprintf(info->server_cpus, sizeof info->server_cpus, "%s", placed->list);
+    info->server_placement = placed->placement;
+    info->server_cpu_ns = devrt_server_cpu_ns(device);
     if (device->ops->describe)
         device->ops->describe(device, info);
     return DEVRT_SUCCESS;

@@ -12,6 +12,7 @@
 #include <devrt/rpc.h>
 
 #include "faults.h"
+#include "placement.h"
 #include "text.h"
 
 enum devrt_memory {
@@ -70,6 +71,8 @@ struct devrt_backend_ops {
     void (*ring_doorbell)(devrt_device *device);
     /* Fills name and memory_bytes of INFO (devrt_device_get_info sets wave_size). */
     void (*describe)(const devrt_device *device, struct devrt_device_info *info);
+    /* Optional: the cpulist of the CPUs of the GPU's NUMA node into LIST; -1 if unknown. */
+    int (*local_cpus)(const devrt_device *device, char *list, size_t size);
 };
 
 struct devrt_hostcall_entry {
@@ -99,6 +102,8 @@ struct devrt_server {
     uint64_t favoured_ns;                    /* when it last sent a packet */
     uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
     struct devrt_faults faults;              /* tests' faults (faults.c), under lock */
+    uint64_t last_taken_ns;          /* when a pass last took a packet: the quiet spell's start */
+    struct devrt_server_cpus placed; /* where the thread runs (placement.c) */
 };
 
 /*
@@ -270,7 +275,10 @@ int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int 
                         const struct devrt_device_options *options, devrt_device **device);
 
 /* server.c */
+/* Starts the device's server thread, placed as placement.c chooses. */
 int devrt_server_start(devrt_device *device);
+/* The CPU time the server thread has used, by its own clock; 0 if it cannot be read. */
+uint64_t devrt_server_cpu_ns(const devrt_device *device);
 void devrt_server_stop(devrt_device *device);
 void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);

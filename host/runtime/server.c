@@ -343,10 +343,11 @@ static void *server_main(void *arg)
 {
     devrt_device *device = arg;
     struct devrt_server *server = &device->server;
-    pthread_setname_np(pthread_self(), "devrt-server");
     while (!should_stop(server)) {
-        if (serve_all(server))
+        if (serve_all(server)) {
+            server->last_taken_ns = devrt_now_ns();
             continue;
+        }
         uint64_t armed = device->ops->arm_doorbell(device);
         /*
          * Devices ring only while the flag is set. Set after arming, so that a device that
@@ -367,16 +368,73 @@ static void *server_main(void *arg)
     return NULL;
 }
 
+/* Where the server runs (placement.c), chosen from the option, the environment, the GPU. */
+static int place_server(devrt_device *device, pthread_attr_t *attr)
+{
+    struct devrt_server *server = &device->server;
+    char local[256], why[320];
+    bool known =
+        device->ops->local_cpus && device->ops->local_cpus(device, local, sizeof local) == 0;
+    cpu_set_t allowed;
+    bool limited = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    if (devrt_server_choose_cpus(device->options.server_cpus, getenv("DEVRT_SERVER_CPUS"),
+                                 known ? local : NULL, limited ? &allowed : NULL, &server->placed,
+                                 why, sizeof why) != 0)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "%s", why);
+    if (server->placed.placement == DEVRT_SERVER_ANYWHERE)
+        return DEVRT_SUCCESS;
+    int error = pthread_attr_setaffinity_np(attr, sizeof server->placed.set, &server->placed.set);
+    if (error != 0)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "cannot place the server on CPUs %s: %s",
+                          server->placed.list, strerror(error));
+    return DEVRT_SUCCESS;
+}
+
 int devrt_server_start(devrt_device *device)
 {
     struct devrt_server *server = &device->server;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the server thread");
+    int status = place_server(device, &attr);
+    if (status != DEVRT_SUCCESS) {
+        pthread_attr_destroy(&attr);
+        return status;
+    }
+    server->last_taken_ns = devrt_now_ns();
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->pass_done, NULL);
     pthread_cond_init(&server->faults.changed, NULL);
     server->buffer_budget = DEVRT_SERVER_BUFFER_BUDGET;
-    if (pthread_create(&server->thread, NULL, server_main, device) != 0)
-        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread");
-    return DEVRT_SUCCESS;
+    int error = pthread_create(&server->thread, &attr, server_main, device);
+    pthread_attr_destroy(&attr);
+    if (error == EINVAL && server->placed.placement != DEVRT_SERVER_ANYWHERE)
+        status =
+            devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                       "cannot place the server on CPUs %s (from %s): none of them is "
+                       "available to this process",
+                       server->placed.list, devrt_server_placement_name(server->placed.placement));
+    else if (error != 0)
+        status =
+            devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread: %s", strerror(error));
+    /* Named here, not by the thread: it has its name when devrt_device_open returns. */
+    if (status == DEVRT_SUCCESS)
+        pthread_setname_np(server->thread, "devrt-server");
+    if (status != DEVRT_SUCCESS) {
+        pthread_cond_destroy(&server->faults.changed);
+        pthread_cond_destroy(&server->pass_done);
+        pthread_mutex_destroy(&server->lock);
+    }
+    return status;
+}
+
+uint64_t devrt_server_cpu_ns(const devrt_device *device)
+{
+    clockid_t clock;
+    struct timespec t;
+    if (pthread_getcpuclockid(device->server.thread, &clock) != 0 || clock_gettime(clock, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 void devrt_server_stop(devrt_device *device)
@@ -501,22 +559,21 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
 
 /*
  * The doorbell of a device that cannot wake a host thread (CUDA, and what devrt is attached
- * to): the device sets doorbell->count after each request and the server polls it, first
- * by spinning for POLL_SPIN_NS, which covers the gap between the requests of a busy kernel,
- * then by sleeping for a time that doubles from 2 us up to POLL_MAX_SLEEP_NS (1 ms). A
- * kernel that sends nothing therefore costs the server about a thousand short wake-ups a
- * second, and the first request after a quiet spell waits at most about a millisecond.
+ * to): the device sets doorbell->count after each request and the server polls it. Within
+ * POLL_SPIN_NS of the last packet taken it spins, which covers the gap between the requests
+ * of a busy kernel; then it sleeps, for a time that doubles from 2 us up to a ceiling. Each
+ * wake-up costs the thread about as much as a short request, so the ceiling grows with the
+ * quiet spell: POLL_MAX_SLEEP_NS (1 ms) at first, then a POLL_QUIET_SHARE'th of the spell
+ * so far, up to POLL_LONG_SLEEP_NS (8 ms). The first request after a quiet spell of T then
+ * waits at most about T / 16 longer (8 ms after 128 ms or more of silence), and a kernel
+ * that sends nothing costs about 170 wake-ups a second instead of 1000 (docs/performance.md,
+ * "Idle server").
  */
 #define POLL_SPIN_NS 100000ull
 #define POLL_MIN_SLEEP_NS 2000ull
 #define POLL_MAX_SLEEP_NS 1000000ull
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+#define POLL_LONG_SLEEP_NS 8000000ull
+#define POLL_QUIET_SHARE 16u
 
 static void relax(void)
 {
@@ -548,19 +605,33 @@ void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
         slack_set = true;
     }
     uint32_t *word = &device->doorbell->count;
-    uint64_t start = now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
-    uint64_t elapsed = 0, sleep = POLL_MIN_SLEEP_NS;
+    /* Written by this thread only (server_main): the server is the one caller. */
+    uint64_t quiet_since = device->server.last_taken_ns;
+    uint64_t start = devrt_now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
+    /*
+     * A wait that begins well into a quiet spell (the last one timed out) starts at the
+     * spell's share rather than at 2 us: ramping up again after each timeout would cost
+     * a dozen wake-ups every time.
+     */
+    uint64_t sleep = (start - quiet_since) / POLL_QUIET_SHARE;
+    sleep = sleep < POLL_MIN_SLEEP_NS ? POLL_MIN_SLEEP_NS : sleep;
     while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
-        elapsed = now_ns() - start;
-        if (elapsed >= limit)
+        uint64_t now = devrt_now_ns();
+        if (now - start >= limit)
             return;
-        if (elapsed < POLL_SPIN_NS) {
+        uint64_t quiet = now - quiet_since;
+        if (quiet < POLL_SPIN_NS) {
             relax();
             continue;
         }
+        uint64_t ceiling = quiet / POLL_QUIET_SHARE;
+        ceiling = ceiling < POLL_MAX_SLEEP_NS    ? POLL_MAX_SLEEP_NS
+                  : ceiling > POLL_LONG_SLEEP_NS ? POLL_LONG_SLEEP_NS
+                                                 : ceiling;
+        sleep = sleep < ceiling ? sleep : ceiling;
         struct timespec pause = {0, (long)sleep};
         nanosleep(&pause, NULL);
-        sleep = sleep * 2 < POLL_MAX_SLEEP_NS ? sleep * 2 : POLL_MAX_SLEEP_NS;
+        sleep *= 2;
     }
     /* A full barrier: the server's next look at the ports comes after the clear. */
     __atomic_exchange_n(word, 0u, __ATOMIC_SEQ_CST);

@@ -106,6 +106,15 @@ struct devrt_device_options {
     uint32_t emu_wave_size;
     uint32_t emu_schedule; /* enum devrt_emu_schedule */
     uint64_t emu_seed;
+    /*
+     * The CPUs the device's server thread runs on, as a Linux cpulist ("0-15,32-47"); NULL:
+     * $DEVRT_SERVER_CPUS, else the CPUs of the GPU's NUMA node that the program may use
+     * (CUDA and HSA read them from the GPU's PCI address), else wherever the system puts
+     * it. A malformed list fails devrt_device_open with DEVRT_ERROR_INVALID_ARGUMENT.
+     */
+    const char *server_cpus;
+    /* The emulation's devices, indexes 0 to N-1 (at most 64); 0: $DEVRT_EMU_DEVICES, else 1. */
+    uint32_t emu_devices;
 };
 
 enum devrt_emu_schedule {
@@ -145,7 +154,21 @@ struct devrt_device_info {
        it, creating the context, queue or streams), and in devrt's own set-up after it. */
     uint64_t open_driver_ns;
     uint64_t open_runtime_ns;
+    /* Where the device's server thread runs: the CPUs as a cpulist ("" anywhere), and why. */
+    char server_cpus[256];
+    uint32_t server_placement; /* enum devrt_server_placement */
+    /* The CPU time the server thread has used so far, by its own clock
+       (CLOCK_THREAD_CPUTIME_ID): what serving, and waiting for requests, cost the host. */
+    uint64_t server_cpu_ns;
 };
+enum devrt_server_placement {
+    DEVRT_SERVER_ANYWHERE,      /* no CPUs chosen: the system places it */
+    DEVRT_SERVER_NEAR_GPU,      /* the GPU's NUMA node's CPUs, as far as the program may use them */
+    DEVRT_SERVER_BY_OPTION,     /* devrt_device_options.server_cpus */
+    DEVRT_SERVER_BY_ENVIRONMENT /* $DEVRT_SERVER_CPUS */
+};
+/* "anywhere", "the GPU's NUMA node", "the device option", "DEVRT_SERVER_CPUS". */
+const char *devrt_server_placement_name(enum devrt_server_placement placement);
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info);
 const char *devrt_backend_name(enum devrt_backend backend);
 

@@ -7,6 +7,7 @@
 #define DEVRT_TEST_HARNESS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,6 +93,24 @@ static inline double harness_seconds(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * A list of device indexes, "0,1" or "0,0" (one GPU opened twice), into INDEXES (at most
+ * MAX). Returns how many, or -1 if TEXT is not such a list.
+ */
+static inline int harness_device_list(const char *text, int *indexes, int max)
+{
+    int count = 0;
+    for (const char *p = text; *p; ++count) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (count == max || end == p || v < 0 || v > 63 || (*end && *end != ','))
+            return -1;
+        indexes[count] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return count ? count : -1;
 }
 
 #endif

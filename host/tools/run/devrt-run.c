@@ -26,13 +26,14 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [--wave 1|32|64] [-- ARG...]\n"
+    "                 [--backend hsa|emu|cuda] [--device N] [--wave 1|32|64] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
     "       devrt-run --list\n"
     "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
     "  {target} in IMAGE stands for the GPU's processor (gfx90a, sm_90, host), so that one\n"
     "  command picks the code object built for the GPU there; it needs --backend.\n"
+    "  --device picks the backend's device N (default 0), as --list numbers them.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
@@ -41,7 +42,8 @@ static const char usage[] =
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
     "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
-    "  it took in the driver and in devrt), or why a backend has none, and exits 0.\n"
+    "  it took in the driver and in devrt, the CPUs its server thread runs on and why), or\n"
+    "  why a backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong.\n";
 
@@ -299,9 +301,15 @@ static int list_devices(void)
             else
                 printf("memory unknown");
             /* Where opening it went: the driver's start, then devrt's own set-up. */
-            printf(", opened in %.3f ms (driver %.3f, devrt %.3f)\n",
+            printf(", opened in %.3f ms (driver %.3f, devrt %.3f)",
                    (double)(info.open_driver_ns + info.open_runtime_ns) * 1e-6,
                    (double)info.open_driver_ns * 1e-6, (double)info.open_runtime_ns * 1e-6);
+            /* The server thread's CPUs, and what chose them (host.h's placements). */
+            if (info.server_placement == DEVRT_SERVER_ANYWHERE)
+                printf(", server on any CPU\n");
+            else
+                printf(", server on CPUs %s (%s)\n", info.server_cpus,
+                       devrt_server_placement_name(info.server_placement));
             devrt_device_close(device);
         }
     }
@@ -309,7 +317,7 @@ static int list_devices(void)
 }
 
 /* Everything after the command line: check, open, load, launch. Returns the exit status. */
-static int run(const char *image, const char *kernel, enum devrt_backend backend,
+static int run(const char *image, const char *kernel, enum devrt_backend backend, int index,
                const struct devrt_device_options *options, const struct devrt_launch_config *config,
                struct devrt_arg *args, const size_t *buffers, size_t arg_count)
 {
@@ -334,7 +342,7 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
     }
 
     devrt_device *device;
-    if (devrt_device_open(backend, 0, options, &device) != DEVRT_SUCCESS) {
+    if (devrt_device_open(backend, index, options, &device) != DEVRT_SUCCESS) {
         fprintf(stderr, "devrt-run: %s backend: %s\n", devrt_backend_name(backend),
                 devrt_last_error());
         return 2;
@@ -386,6 +394,7 @@ int main(int argc, char **argv)
     struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
     struct devrt_device_options options = {0};
+    int index = 0;
     int first_arg = argc;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
@@ -421,6 +430,14 @@ int main(int argc, char **argv)
                 backend = DEVRT_BACKEND_CUDA;
             else
                 return bad_usage("unknown backend", b);
+        } else if (!strcmp(a, "--device")) {
+            const char *n = i + 1 < argc ? argv[++i] : "";
+            char *end;
+            errno = 0;
+            long v = strtol(n, &end, 10);
+            if (!*n || *end || errno || v < 0 || v > INT32_MAX)
+                return bad_usage("expected a device number (0, 1, ...) after --device, not", n);
+            index = (int)v;
         } else if (!strcmp(a, "--wave")) {
             const char *w = i + 1 < argc ? argv[++i] : "";
             if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))
@@ -455,7 +472,7 @@ int main(int argc, char **argv)
     if (!exit_code && explaining)
         exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
     else if (!exit_code)
-        exit_code = run(image, kernel, backend, &options, &config, args, buffers, arg_count);
+        exit_code = run(image, kernel, backend, index, &options, &config, args, buffers, arg_count);
     free(args);
     free(buffers);
     return exit_code;
