@@ -14,21 +14,13 @@
 
 #include "runtime.h"
 
-static uint64_t fnv1a(const uint8_t *data, size_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < size; ++i)
-        hash = (hash ^ data[i]) * 0x100000001b3ull;
-    return hash;
-}
-
 static int serve_echo(struct devrt_request *request)
 {
     for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
         if (!(request->lane_mask >> lane & 1))
             continue;
         const struct devrt_lane_message *m = &request->lane[lane];
-        request->reply[lane].word[0] = fnv1a(m->data, m->length);
+        request->reply[lane].word[0] = devrt_rpc_checksum(m->data, m->length);
         request->reply[lane].word[1] = m->length;
     }
     return 0;
@@ -254,7 +246,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     /* seq_cst: see server_main; on x86 as cheap as acquire. Pairs with the device's flip. */
     uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_SEQ_CST);
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
-    if (outbox == inbox)
+    if (!devrt_rpc_owns(DEVRT_RPC_SERVER, inbox, outbox))
         return false;
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
@@ -294,7 +286,8 @@ static bool serve_port(devrt_module *module, uint32_t index)
         forget_message(&module->device->server, port);
     }
     buffer->header.flags = status;
-    __atomic_store_n(&channel->inbox[index], outbox, __ATOMIC_RELEASE);
+    __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
+                     __ATOMIC_RELEASE);
     module->packets_taken++;
     return true;
 }
@@ -308,12 +301,28 @@ static size_t serve_module(devrt_module *module)
     return taken;
 }
 
-static size_t serve_all(struct devrt_server *server)
+/*
+ * Serve the ports of every module once, the port the doorbell names first (in each
+ * module: the word says which port, not whose), so that a lone request waits for no scan.
+ */
+static size_t serve_all(devrt_device *device)
 {
+    struct devrt_server *server = &device->server;
     size_t taken = 0;
+    /*
+     * Relaxed, and cleared by a plain store: a name lost to a device that posts in between
+     * costs that port only its turn in the scan below.
+     */
+    uint32_t named = __atomic_load_n(&device->doorbell->port, __ATOMIC_RELAXED);
+    if (named)
+        __atomic_store_n(&device->doorbell->port, 0u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&server->lock);
-    for (devrt_module *m = server->modules; m; m = m->next)
+    for (devrt_module *m = server->modules; m; m = m->next) {
+        uint32_t port = devrt_rpc_doorbell_named_port(named, m->host_channel.port_count);
+        if (port < m->host_channel.port_count)
+            taken += serve_port(m, port);
         taken += serve_module(m);
+    }
     server->passes++;
     pthread_cond_broadcast(&server->pass_done);
     pthread_mutex_unlock(&server->lock);
@@ -335,7 +344,7 @@ static void *server_main(void *arg)
     struct devrt_server *server = &device->server;
     pthread_setname_np(pthread_self(), "devrt-server");
     while (!should_stop(server)) {
-        if (serve_all(server))
+        if (serve_all(device))
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
         /*
@@ -349,7 +358,7 @@ static void *server_main(void *arg)
          * would say the same, but GCC's ThreadSanitizer refuses fences.)
          */
         __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
-        size_t taken = serve_all(server);
+        size_t taken = serve_all(device);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
         /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
         __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);
@@ -409,10 +418,12 @@ void devrt_server_detach(devrt_device *device, devrt_module *module)
 static bool module_idle(const devrt_module *module)
 {
     const struct devrt_rpc_channel *channel = &module->host_channel;
-    for (uint32_t i = 0; i < channel->port_count; ++i)
-        if (__atomic_load_n(&channel->outbox[i], __ATOMIC_ACQUIRE) !=
-            __atomic_load_n(&channel->inbox[i], __ATOMIC_RELAXED))
+    for (uint32_t i = 0; i < channel->port_count; ++i) {
+        uint32_t outbox = __atomic_load_n(&channel->outbox[i], __ATOMIC_ACQUIRE);
+        if (devrt_rpc_owns(DEVRT_RPC_SERVER, __atomic_load_n(&channel->inbox[i], __ATOMIC_RELAXED),
+                           outbox))
             return false;
+    }
     return true;
 }
 
@@ -472,11 +483,11 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
     } else {
         bool leaked = false;
         for (uint32_t i = 0; i < channel->port_count; ++i) {
-            if (!(state[i] & DEVRT_RPC_PORT_LOCKED))
+            if (!devrt_rpc_port_state_locked(state[i]))
                 continue;
             /* The kernel has ended: the relaxed load pairs with nothing still running. */
             uint32_t outbox = __atomic_load_n(&channel->outbox[i], __ATOMIC_RELAXED);
-            state[i] = (outbox ? DEVRT_RPC_PORT_OUTBOX : 0u) | DEVRT_RPC_PORT_SETTLED;
+            state[i] = devrt_rpc_port_state_of(outbox, true);
             leaked = true;
         }
         if (leaked && device->ops->write(device, channel->state, state, bytes) != 0)
