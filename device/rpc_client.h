@@ -161,7 +161,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     return outbox;
 }
 
-/* Hand the port over (devrt_rpc_hand_over_in), name it to the server and wake it. */
+/* Hand the port over (devrt_rpc_hand_over_in) and wake the server. */
 static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_channel *channel,
                                                            struct devrt_rpc_buffer *buffer,
                                                            uint32_t index, uint32_t outbox,
@@ -169,17 +169,8 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
                                                            uint32_t flags)
 {
     outbox = devrt_rpc_hand_over_in(channel, buffer, index, outbox, lanes, opcode, flags);
-    if (devrt_rpc_leader_in(lanes)) {
-        struct devrt_rpc_doorbell *doorbell = DEVRT_ARCH_READ_ONLY(channel)->doorbell;
-        /*
-         * Relaxed: the name is a hint the server checks against the mailboxes, after the
-         * flip so that a server that reads it finds the port posted. Before the ring, whose
-         * fence (nvptx) or interrupt (amdgcn) carries both to the host together.
-         */
-        devrt_atomic_store(&doorbell->port, devrt_rpc_doorbell_port(index), __ATOMIC_RELAXED,
-                           DEVRT_SCOPE_SYSTEM);
-        devrt_arch_ring_doorbell(doorbell);
-    }
+    if (devrt_rpc_leader_in(lanes))
+        devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
     return outbox;
 }
 

@@ -301,28 +301,12 @@ static size_t serve_module(devrt_module *module)
     return taken;
 }
 
-/*
- * Serve the ports of every module once, the port the doorbell names first (in each
- * module: the word says which port, not whose), so that a lone request waits for no scan.
- */
-static size_t serve_all(devrt_device *device)
+static size_t serve_all(struct devrt_server *server)
 {
-    struct devrt_server *server = &device->server;
     size_t taken = 0;
-    /*
-     * Relaxed, and cleared by a plain store: a name lost to a device that posts in between
-     * costs that port only its turn in the scan below.
-     */
-    uint32_t named = __atomic_load_n(&device->doorbell->port, __ATOMIC_RELAXED);
-    if (named)
-        __atomic_store_n(&device->doorbell->port, 0u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&server->lock);
-    for (devrt_module *m = server->modules; m; m = m->next) {
-        uint32_t port = devrt_rpc_doorbell_named_port(named, m->host_channel.port_count);
-        if (port < m->host_channel.port_count)
-            taken += serve_port(m, port);
+    for (devrt_module *m = server->modules; m; m = m->next)
         taken += serve_module(m);
-    }
     server->passes++;
     pthread_cond_broadcast(&server->pass_done);
     pthread_mutex_unlock(&server->lock);
@@ -344,7 +328,7 @@ static void *server_main(void *arg)
     struct devrt_server *server = &device->server;
     pthread_setname_np(pthread_self(), "devrt-server");
     while (!should_stop(server)) {
-        if (serve_all(device))
+        if (serve_all(server))
             continue;
         uint64_t armed = device->ops->arm_doorbell(device);
         /*
@@ -358,7 +342,7 @@ static void *server_main(void *arg)
          * would say the same, but GCC's ThreadSanitizer refuses fences.)
          */
         __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
-        size_t taken = serve_all(device);
+        size_t taken = serve_all(server);
         device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
         /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
         __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);

@@ -17,9 +17,8 @@
 /* 2: open-length RPC messages; 3: port state words, heap shards; 4: the device rings the
    doorbell only while the server's sleeping flag is set, and each launch has its own
    exception record in host-visible memory; 5: the heap's grow reply carries the slab's
-   layout, which the device writes (devrt_heap_grow_reply); 6: the doorbell names the port
-   posted last (devrt_rpc_doorbell.port) */
-#define DEVRT_ABI_VERSION 6u
+   layout, which the device writes (devrt_heap_grow_reply) */
+#define DEVRT_ABI_VERSION 5u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */

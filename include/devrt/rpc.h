@@ -107,8 +107,6 @@ struct devrt_rpc_doorbell {
     uint32_t count;    /* emulation: bumped per request, a futex word */
     uint32_t sleeping; /* set by the server while it sleeps; the device rings only then */
     uint64_t signal;   /* amdgcn: an HSA signal (amd_signal_t *), or 0 */
-    uint32_t port;     /* the port posted last (devrt_rpc_doorbell_port), served first */
-    uint32_t reserved;
 };
 
 struct devrt_rpc_channel {
@@ -137,9 +135,7 @@ DEVRT_LAYOUT_SIZE(struct devrt_rpc_buffer, 16 + 64 * 64);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, count, 0);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, sleeping, 4);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, signal, 8);
-DEVRT_LAYOUT(struct devrt_rpc_doorbell, port, 16);
-DEVRT_LAYOUT(struct devrt_rpc_doorbell, reserved, 20);
-DEVRT_LAYOUT_SIZE(struct devrt_rpc_doorbell, 24);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_doorbell, 16);
 DEVRT_LAYOUT(struct devrt_rpc_channel, port_count, 0);
 DEVRT_LAYOUT(struct devrt_rpc_channel, wave_size, 4);
 DEVRT_LAYOUT(struct devrt_rpc_channel, state, 8);
@@ -208,22 +204,6 @@ static inline uint32_t devrt_rpc_port_state_outbox(uint32_t state)
 static inline bool devrt_rpc_port_state_settled(uint32_t state)
 {
     return (state & DEVRT_RPC_PORT_SETTLED) != 0;
-}
-
-/*
- * The doorbell's port word names the port posted last, plus one (0 names none), so that
- * the server serves it before it scans the rest. It is a hint: the server checks the
- * mailboxes of the port it names as of any other, so a wrong or stale name costs a look.
- */
-static inline uint32_t devrt_rpc_doorbell_port(uint32_t index)
-{
-    return index + 1u;
-}
-
-/* The port a doorbell's port word names; port_count (none) if it names no port. */
-static inline uint32_t devrt_rpc_doorbell_named_port(uint32_t word, uint32_t port_count)
-{
-    return word - 1u < port_count ? word - 1u : port_count;
 }
 
 /* The echo's checksum of a message (FNV-1a, 64 bits): the server's reply, the tests' check. */

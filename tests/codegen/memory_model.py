@@ -255,17 +255,12 @@ def check_post(code, family):
     if not any(re.match(family["wait"], ins.text) for ins in code[flip + 1:flag]):
         return (f"step_post: the read of the sleeping flag {code[flag]} may pass the flip "
                 f"{code[flip]}: no wait for the store between them")
-    # The doorbell's port name (struct devrt_rpc_doorbell's word at byte 16), a hint stored
-    # on every post between the flip and the read of the flag: it wakes nobody.
-    names = [i for i in stores if flip < i < flag and re.search(r"\boffset:16\b", code[i].text)]
-    if len(names) > 1:
-        return f"step_post: {len(names)} stores of the port name, expected one"
-    rings = [i for i in stores if i > flip and i not in names] + [
+    rings = [i for i in stores if i > flip] + [
         i for i, ins in enumerate(code) if ins.mnemonic == "s_sendmsg" and "MSG_INTERRUPT" in ins.text]
     if any(i < flag for i in rings):
         return "step_post: the doorbell rings before it reads whether the server sleeps"
-    print(f"  post: flip {code[flip].text}; port name {code[names[0]].text if names else 'none'}; "
-          f"sleeping flag {code[flag].text}; {len(rings)} ring instructions after it")
+    print(f"  post: flip {code[flip].text}; sleeping flag {code[flag].text}; "
+          f"{len(rings)} ring instructions after it")
     return None
 
 

@@ -396,10 +396,6 @@ int main(int argc, char **argv)
         test_rogue(6, "opcode or lanes changed in the middle of a message");
     } else if (!strcmp(test, "rogue_past_end")) {
         test_rogue(7, "a packet past the end of every lane's message");
-    } else if (!strcmp(test, "rogue_misnamed")) {
-        test_rogue(8, NULL); /* served though the doorbell names another port */
-    } else if (!strcmp(test, "rogue_named_idle")) {
-        test_rogue(9, NULL); /* names of an idle port and of none cost nothing */
     } else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

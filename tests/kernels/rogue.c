@@ -2,36 +2,23 @@
  * A device that breaks the protocol on purpose: it takes a port and posts requests by hand,
  * through the protocol's own steps (include/devrt/rpc.h), with one step done wrong, as buggy
  * or hostile device code could. The host must refuse a malformed request, report it, hand
- * the port back, and go on serving: the proper request that follows must succeed. Where the
- * wrong step is one the server must simply not trust (the doorbell's port name), the
- * request is served and nothing is reported.
+ * the port back, and go on serving: the proper request that follows must succeed.
  */
 #include <devrt/devrt.h>
 #include <devrt/rpc.h>
 
 enum rogue_kind {
-    ROGUE_NONE,       /* a well-formed request: the control */
-    ROGUE_OPCODE,     /* an opcode nobody serves */
-    ROGUE_LENGTH,     /* a message longer than the protocol allows */
-    ROGUE_LANE_MASK,  /* lanes the wave does not have */
-    ROGUE_FLAGS,      /* flag bits that mean nothing */
-    ROGUE_TRUNCATED,  /* the last packet, before the stated length */
-    ROGUE_SWITCH,     /* a message's second packet under another opcode */
-    ROGUE_PAST_END,   /* another packet announced after the message is complete */
-    ROGUE_MISNAMED,   /* a well-formed request, the doorbell naming another port */
-    ROGUE_NAMED_IDLE, /* the doorbell names a port with nothing posted, then one out of range */
-    ROGUE_KIND_COUNT
+    ROGUE_NONE,      /* a well-formed request: the control */
+    ROGUE_OPCODE,    /* an opcode nobody serves */
+    ROGUE_LENGTH,    /* a message longer than the protocol allows */
+    ROGUE_LANE_MASK, /* lanes the wave does not have */
+    ROGUE_FLAGS,     /* flag bits that mean nothing */
+    ROGUE_TRUNCATED, /* the last packet, before the stated length */
+    ROGUE_SWITCH,    /* a message's second packet under another opcode */
+    ROGUE_PAST_END,  /* another packet announced after the message is complete */
 };
 
 #define ROGUE_PORT 0u
-#define ROGUE_OTHER_PORT 1u
-
-/* Name a port (a doorbell word, right or wrong) and ring, as devrt_rpc_post_in does. */
-static void name_and_ring(struct devrt_rpc_channel *channel, uint32_t word)
-{
-    __atomic_store_n(&channel->doorbell->port, word, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-}
 
 static void wait_until_owned(struct devrt_rpc_channel *channel, uint32_t outbox)
 {
@@ -40,12 +27,12 @@ static void wait_until_owned(struct devrt_rpc_channel *channel, uint32_t outbox)
         ;
 }
 
-/* Flip the outbox of a port we own; returns the new value. */
-static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox, uint32_t named)
+/* Flip the outbox of a port we own and ring; returns the new value. */
+static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox)
 {
     outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox);
     __atomic_store_n(&channel->outbox[ROGUE_PORT], outbox, __ATOMIC_RELEASE);
-    name_and_ring(channel, named);
+    __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
     return outbox;
 }
 
@@ -59,8 +46,6 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
         ;
     uint32_t outbox = devrt_rpc_port_state_outbox(state);
     wait_until_owned(channel, outbox);
-    if (kind == ROGUE_NAMED_IDLE)
-        name_and_ring(channel, devrt_rpc_doorbell_port(ROGUE_OTHER_PORT));
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[ROGUE_PORT];
     struct devrt_rpc_first_packet first = {8, 0};
@@ -85,19 +70,14 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
         buffer->header.flags |= DEVRT_RPC_MORE; /* 8 bytes fit the first packet */
     __builtin_memcpy(&buffer->packet[0], &first, sizeof first);
 
-    uint32_t named = devrt_rpc_doorbell_port(ROGUE_PORT);
-    if (kind == ROGUE_MISNAMED)
-        named = devrt_rpc_doorbell_port(ROGUE_OTHER_PORT);
-    if (kind == ROGUE_NAMED_IDLE)
-        named = 0xffffffffu; /* no port: past any port count */
-    outbox = hand_over(channel, outbox, named);
+    outbox = hand_over(channel, outbox);
     wait_until_owned(channel, outbox);
     *status = buffer->header.flags;
 
     if (kind == ROGUE_SWITCH && *status == DEVRT_RPC_OK) {
         buffer->header.opcode = DEVRT_RPC_HOSTCALL;
         buffer->header.flags = DEVRT_RPC_WANT_REPLY;
-        outbox = hand_over(channel, outbox, devrt_rpc_doorbell_port(ROGUE_PORT));
+        outbox = hand_over(channel, outbox);
         wait_until_owned(channel, outbox);
         *status = buffer->header.flags;
     }

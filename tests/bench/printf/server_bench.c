@@ -69,7 +69,6 @@ static void post(devrt_device *device, struct devrt_rpc_channel *channel, uint32
     uint32_t outbox = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
     __atomic_store_n(&channel->outbox[port], devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox),
                      __ATOMIC_RELEASE);
-    __atomic_store_n(&device->doorbell->port, devrt_rpc_doorbell_port(port), __ATOMIC_RELAXED);
     ring(device);
 }
 
