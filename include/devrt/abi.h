@@ -49,11 +49,11 @@ enum devrt_exception_code {
  *   bits 39..0   workgroup, flattened within the grid
  */
 #define DEVRT_EXCEPTION_WORD(code, workitem, workgroup)                                            \
-    (((uint64_t)(code) << 56) | (((uint64_t)(workitem)&0xffffu) << 40) |                           \
-     ((uint64_t)(workgroup)&0xffffffffffull))
+    (((uint64_t)(code) << 56) | (((uint64_t)(workitem) & 0xffffu) << 40) |                         \
+     ((uint64_t)(workgroup) & 0xffffffffffull))
 #define DEVRT_EXCEPTION_WORD_CODE(word) ((uint32_t)((word) >> 56))
 #define DEVRT_EXCEPTION_WORD_WORKITEM(word) ((uint32_t)(((word) >> 40) & 0xffffu))
-#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word)&0xffffffffffull)
+#define DEVRT_EXCEPTION_WORD_WORKGROUP(word) ((word) & 0xffffffffffull)
 
 /*
  * The detail is written only by the lane that won the claim (see struct devrt_state), then
