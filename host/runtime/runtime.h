@@ -11,6 +11,7 @@
 #include <devrt/host.h>
 #include <devrt/rpc.h>
 
+#include "faults.h"
 #include "text.h"
 
 enum devrt_memory {
@@ -90,7 +91,23 @@ struct devrt_server {
     struct devrt_text output;   /* output units (output.c) */
     struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
     uint32_t spare_count;
+    /* The bound on the buffers of unfinished messages (backpressure.c), under lock. */
+    size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
+    size_t buffered, buffered_peak;
+    uint64_t deferred_packets, stale_favourites;
+    const struct devrt_port_state *favoured; /* the message that goes on over the budget */
+    uint64_t favoured_ns;                    /* when it last sent a packet */
+    uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
+    struct devrt_faults faults;              /* tests' faults (faults.c), under lock */
 };
+
+/*
+ * The longest the idle server sleeps on its doorbell: a lost ring delays a request by at
+ * most this much.
+ */
+#define DEVRT_SERVER_POLL_MS 100u
+/* The default bound on the bytes of unfinished messages (docs/output.md, "Memory"). */
+#define DEVRT_SERVER_BUFFER_BUDGET (16u << 20)
 
 /* A launch from the time it is queued until its report is taken (launch.c). */
 /* The two lists an untaken asynchronous launch is on: every one of the device, its stream's. */
@@ -278,6 +295,23 @@ bool devrt_server_serving(const devrt_device *device);
 uint64_t devrt_polled_arm_doorbell(devrt_device *device);
 void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
 void devrt_polled_ring_doorbell(devrt_device *device);
+
+/* backpressure.c: the server's bound on the buffers of unfinished messages */
+/* The buffers of unfinished messages lost FREED bytes and gained TAKEN. */
+void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_t taken);
+/* Whether the server takes a packet with FLAGS from PORT now, or leaves it for later. */
+bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
+                               uint32_t flags);
+void devrt_backpressure_message_ended(struct devrt_server *server,
+                                      const struct devrt_port_state *port);
+
+/* faults.c: the server's hooks (faults.h) */
+/* The doorbell's wait, which loses a ring when a test says so. */
+void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+/* Just before the server hands a port back: stalls, delays, the lost ring's recovery. */
+void devrt_faults_hand_back(struct devrt_server *server);
+/* The planted bug: a refused message stays. */
+bool devrt_faults_keep_refused(const struct devrt_server *server);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);

@@ -96,6 +96,7 @@ struct devrt_spare {
 
 static void give_back_buffer(struct devrt_server *server, struct devrt_lane_message *m)
 {
+    devrt_backpressure_account(server, m->capacity, 0);
     if (m->capacity == SPARE_BYTES && server->spare_count < MAX_SPARES) {
         struct devrt_spare *spare = (struct devrt_spare *)m->data;
         spare->next = server->spares;
@@ -128,6 +129,7 @@ static void forget_message(struct devrt_server *server, struct devrt_port_state 
     }
     port->streaming = false;
     port->lane_mask = 0;
+    devrt_backpressure_message_ended(server, port);
 }
 
 /*
@@ -144,6 +146,7 @@ static bool reserve(struct devrt_server *server, struct devrt_lane_message *m, u
         server->spare_count--;
         m->data = (uint8_t *)spare;
         m->capacity = SPARE_BYTES;
+        devrt_backpressure_account(server, 0, SPARE_BYTES);
         return true;
     }
     uint32_t capacity = m->capacity ? m->capacity : SPARE_BYTES;
@@ -152,6 +155,7 @@ static bool reserve(struct devrt_server *server, struct devrt_lane_message *m, u
     uint8_t *grown = realloc(m->data, capacity);
     if (!grown)
         return false;
+    devrt_backpressure_account(server, m->capacity, capacity);
     m->data = grown;
     m->capacity = capacity;
     return true;
@@ -253,6 +257,9 @@ static bool serve_port(devrt_module *module, uint32_t index)
     struct devrt_port_state *port = &module->ports[index];
     struct devrt_rpc_header header;
     memcpy(&header, &buffer->header, sizeof header);
+    /* Over the bound on buffered messages the device keeps the port and waits. */
+    if (!devrt_backpressure_admits(&module->device->server, port, header.flags))
+        return false;
 
     char why[256];
     uint32_t status = DEVRT_RPC_OK;
@@ -260,7 +267,8 @@ static bool serve_port(devrt_module *module, uint32_t index)
     if (error) {
         record_request_error(module, index, "%s", error);
         status = DEVRT_RPC_REFUSED;
-        forget_message(&module->device->server, port);
+        if (!devrt_faults_keep_refused(&module->device->server))
+            forget_message(&module->device->server, port);
     } else if (!(header.flags & DEVRT_RPC_MORE)) {
         /* Only the lanes of the request are zeroed, read or written back. */
         struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
@@ -286,6 +294,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
         forget_message(&module->device->server, port);
     }
     buffer->header.flags = status;
+    devrt_faults_hand_back(&module->device->server);
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
                      __ATOMIC_RELEASE);
     module->packets_taken++;
@@ -305,6 +314,7 @@ static size_t serve_all(struct devrt_server *server)
 {
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
+    server->pass_ns = 0; /* read once a pass needs it (backpressure.c) */
     for (devrt_module *m = server->modules; m; m = m->next)
         taken += serve_module(m);
     server->passes++;
@@ -343,7 +353,7 @@ static void *server_main(void *arg)
          */
         __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
         size_t taken = serve_all(server);
-        device->ops->wait_doorbell(device, armed, taken ? 0 : 100);
+        devrt_faults_wait_doorbell(device, armed, taken ? 0 : DEVRT_SERVER_POLL_MS);
         /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
         __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);
     }
@@ -355,6 +365,8 @@ int devrt_server_start(devrt_device *device)
     struct devrt_server *server = &device->server;
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->pass_done, NULL);
+    pthread_cond_init(&server->faults.changed, NULL);
+    server->buffer_budget = DEVRT_SERVER_BUFFER_BUDGET;
     if (pthread_create(&server->thread, NULL, server_main, device) != 0)
         return devrt_fail(DEVRT_ERROR_BACKEND, "cannot start the server thread");
     return DEVRT_SUCCESS;
@@ -371,6 +383,7 @@ void devrt_server_stop(devrt_device *device)
     free(server->hostcalls);
     devrt_text_free(&server->output);
     free_spares(server);
+    pthread_cond_destroy(&server->faults.changed);
     pthread_cond_destroy(&server->pass_done);
     pthread_mutex_destroy(&server->lock);
 }

@@ -1,0 +1,57 @@
+/*
+ * The bound on what the server holds for unfinished messages (docs/output.md, "Memory").
+ * A message takes host memory as its packets arrive and gives it back when it ends, and
+ * every port streams at once: without a bound the server would hold, at worst, the longest
+ * message of every lane of every port (1024 ports x 64 lanes x 1 MiB). Over the budget the
+ * server takes no packet that announces another (DEVRT_RPC_MORE), except from one favoured
+ * message, and leaves the port with the device, which waits for it: backpressure. Nothing
+ * is dropped, only taken later. A message's last packet is always taken: it ends the
+ * message and frees its memory, and a lane's next message, which may go through another
+ * port, must not pass it.
+ */
+#include "runtime.h"
+
+void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_t taken)
+{
+    server->buffered = server->buffered - freed + taken;
+    if (server->buffered > server->buffered_peak)
+        server->buffered_peak = server->buffered;
+}
+
+bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
+                               uint32_t flags)
+{
+    if (!(flags & DEVRT_RPC_MORE))
+        return true;
+    bool favoured = server->favoured == port;
+    if (!favoured && server->buffered < server->buffer_budget)
+        return true;
+    /* One clock read a pass: a pass over the budget may defer a packet of every port. */
+    if (!server->pass_ns)
+        server->pass_ns = devrt_now_ns();
+    uint64_t now = server->pass_ns;
+    /*
+     * The favoured message always goes on, so that one message at a time ends and memory
+     * comes back. Its wave may have ended in the middle of it (a lane raised); after a poll
+     * interval without a packet from it, another message takes its place.
+     */
+    if (!favoured &&
+        (!server->favoured || now - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)) {
+        server->stale_favourites += server->favoured != NULL;
+        server->favoured = port;
+        favoured = true;
+    }
+    if (favoured) {
+        server->favoured_ns = now;
+        return true;
+    }
+    server->deferred_packets++;
+    return false;
+}
+
+void devrt_backpressure_message_ended(struct devrt_server *server,
+                                      const struct devrt_port_state *port)
+{
+    if (server->favoured == port)
+        server->favoured = NULL;
+}

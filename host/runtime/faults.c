@@ -1,0 +1,115 @@
+/*
+ * Fault injection into the server (faults.h). Each hook starts with one relaxed load of
+ * `on`: a server without faults pays that load and nothing else.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "faults.h"
+#include "runtime.h"
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec left = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&left, &left) == -1 && errno == EINTR)
+        ;
+}
+
+static bool faults_on(const struct devrt_server *server)
+{
+    return __atomic_load_n(&server->faults.on, __ATOMIC_RELAXED);
+}
+
+void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings)
+{
+    struct devrt_server *server = &device->server;
+    struct devrt_faults *faults = &server->faults;
+    pthread_mutex_lock(&server->lock);
+    faults->settings = settings ? *settings : (struct devrt_fault_settings){0};
+    faults->stats = (struct devrt_fault_stats){0};
+    faults->awaiting_recovery = false;
+    const struct devrt_fault_settings *s = &faults->settings;
+    bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
+              s->buffer_budget || s->unbounded_buffer || s->keep_refused_message;
+    server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
+                            : s->buffer_budget  ? s->buffer_budget
+                                                : DEVRT_SERVER_BUFFER_BUDGET;
+    server->buffered_peak = server->buffered;
+    server->deferred_packets = 0;
+    server->stale_favourites = 0;
+    __atomic_store_n(&faults->on, on, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&faults->changed);
+    pthread_mutex_unlock(&server->lock);
+}
+
+void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
+{
+    struct devrt_server *server = &device->server;
+    pthread_mutex_lock(&server->lock);
+    *stats = server->faults.stats;
+    stats->buffered_bytes = server->buffered;
+    stats->buffered_peak = server->buffered_peak;
+    stats->buffer_bound = server->buffer_budget;
+    stats->deferred_packets = server->deferred_packets;
+    stats->stale_favourites = server->stale_favourites;
+    pthread_mutex_unlock(&server->lock);
+}
+
+void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+{
+    struct devrt_server *server = &device->server;
+    if (!timeout_ms || !faults_on(server)) {
+        device->ops->wait_doorbell(device, armed, timeout_ms);
+        return;
+    }
+    uint64_t start = devrt_now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
+    device->ops->wait_doorbell(device, armed, timeout_ms);
+    uint64_t woke = devrt_now_ns();
+    struct devrt_faults *faults = &server->faults;
+    pthread_mutex_lock(&server->lock);
+    /* Woken before the poll's end: a ring, which is lost if a drop is due. */
+    if (woke - start < limit && faults->settings.drop_doorbells) {
+        faults->settings.drop_doorbells--;
+        faults->stats.doorbells_dropped++;
+        faults->ring_ns = woke;
+        if (faults->settings.no_poll_recovery) {
+            while (faults->settings.no_poll_recovery)
+                pthread_cond_wait(&faults->changed, &server->lock);
+        } else {
+            /* As if nothing had rung: the rest of the poll interval. */
+            pthread_mutex_unlock(&server->lock);
+            sleep_ns(limit - (woke - start));
+            pthread_mutex_lock(&server->lock);
+            faults->pass_after_ring = server->passes;
+            faults->awaiting_recovery = true;
+        }
+    }
+    pthread_mutex_unlock(&server->lock);
+}
+
+void devrt_faults_hand_back(struct devrt_server *server)
+{
+    if (!faults_on(server))
+        return;
+    struct devrt_faults *faults = &server->faults;
+    if (faults->awaiting_recovery) {
+        faults->awaiting_recovery = false;
+        faults->stats.recovered = true;
+        faults->stats.recovery_passes = server->passes - faults->pass_after_ring;
+        faults->stats.recovery_ns = devrt_now_ns() - faults->ring_ns;
+    }
+    if (faults->settings.stall_ms) {
+        faults->stats.stalls++;
+        sleep_ns((uint64_t)faults->settings.stall_ms * 1000000u);
+        faults->settings.stall_ms = 0;
+    }
+    if (faults->settings.hand_back_delay_us) {
+        faults->stats.delayed_hand_backs++;
+        sleep_ns((uint64_t)faults->settings.hand_back_delay_us * 1000u);
+    }
+}
+
+bool devrt_faults_keep_refused(const struct devrt_server *server)
+{
+    return faults_on(server) && server->faults.settings.keep_refused_message;
+}

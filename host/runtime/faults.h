@@ -1,0 +1,73 @@
+/*
+ * Fault injection into a device's RPC server, for tests only (docs/reliability.md). It is
+ * compiled into every build and off until a test calls devrt_faults_set: the server then
+ * loses doorbells, stalls, delays hand-backs, lifts its output bound or runs a planted bug,
+ * as the settings say. Not part of the installed API: tests include it from host/runtime
+ * and link the static runtime.
+ */
+#ifndef DEVRT_FAULTS_H
+#define DEVRT_FAULTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <devrt/host.h>
+
+struct devrt_fault_settings {
+    /* The next N rings that wake the sleeping server are lost: it sleeps out its poll. */
+    uint32_t drop_doorbells;
+    /*
+     * The control of the lost doorbell: the poll that recovers it is off, and the server
+     * sleeps until the settings change.
+     */
+    bool no_poll_recovery;
+    uint32_t stall_ms;           /* the server's next pass starts this much later (once) */
+    uint32_t hand_back_delay_us; /* every hand-back of a port waits this long */
+    /*
+     * The bound on the bytes the server holds for unfinished messages (docs/output.md); 0
+     * keeps the default, DEVRT_SERVER_BUFFER_BUDGET.
+     */
+    size_t buffer_budget;
+    bool unbounded_buffer; /* the control of the bound: it is off */
+    /* A planted bug for the fuzzer to find: a refused message is not forgotten. */
+    bool keep_refused_message;
+};
+
+struct devrt_fault_stats {
+    uint32_t doorbells_dropped;
+    /*
+     * The last lost ring: the server passes that took no packet of the request after it
+     * slept out its poll (0 when the first pass served it), and the time from the ring to
+     * the hand-back of the first packet taken after it. recovered: that has happened.
+     */
+    bool recovered;
+    uint64_t recovery_passes;
+    uint64_t recovery_ns;
+    uint32_t stalls;
+    uint64_t delayed_hand_backs;
+    /* The server's buffers of unfinished messages (the bound's subject), now and at most. */
+    size_t buffered_bytes, buffered_peak, buffer_bound;
+    uint64_t deferred_packets; /* packets left for a later pass because of the bound */
+    /* Favoured messages replaced after a poll interval without a packet: each may hold up
+       to a request more than the bound's usual excess (docs/output.md, "Memory"). */
+    uint64_t stale_favourites;
+};
+
+/* Replace the device's fault settings (zeroed: none); the statistics start over. */
+void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings);
+void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats);
+
+/* The server's half, in struct devrt_server and guarded by its lock. */
+struct devrt_faults {
+    pthread_cond_t changed; /* the settings changed */
+    bool on; /* any setting is set: also read without the lock, so the server pays one load */
+    struct devrt_fault_settings settings;
+    struct devrt_fault_stats stats;
+    uint64_t ring_ns;         /* when the last lost ring came */
+    uint64_t pass_after_ring; /* the server's pass count when it woke from that sleep */
+    bool awaiting_recovery;
+};
+
+#endif

@@ -1,0 +1,419 @@
+/*
+ * The server under injected faults, floods and a device-side fuzzer (docs/reliability.md):
+ * faults_test IMAGE TEST [BACKEND], the image of tests/kernels/faults.c. Exits 0 when the
+ * test holds, 1 when it does not, 77 when the backend has no device. The faults come from
+ * the runtime's test hook (host/runtime/faults.h).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <devrt/host.h>
+#include <devrt/rpc.h>
+
+#include "faults.h"
+#include "harness.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/* The server's poll interval (host/runtime/runtime.h, DEVRT_SERVER_POLL_MS). */
+#define POLL_MS 100u
+
+static devrt_device *device;
+static devrt_module *module;
+static bool on_emu;
+
+static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
+{
+    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+}
+
+static void sleep_ms(uint32_t ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&t, NULL);
+}
+
+struct echo_launch {
+    uint32_t *out;
+    int status;
+    bool done;
+    pthread_mutex_t lock;
+};
+
+static void *launch_echo_once(void *arg)
+{
+    struct echo_launch *l = arg;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(l->out)};
+    struct devrt_launch_config one = grid1(1, 1);
+    int status = devrt_launch(module, "echo_once", &one, args, 1, NULL);
+    pthread_mutex_lock(&l->lock);
+    l->status = status;
+    l->done = true;
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+static bool launch_done(struct echo_launch *l)
+{
+    pthread_mutex_lock(&l->lock);
+    bool done = l->done;
+    pthread_mutex_unlock(&l->lock);
+    return done;
+}
+
+/*
+ * A lost doorbell. The idle server sleeps on its doorbell; the hook loses the ring of the
+ * launch's one request, so the server sleeps out its poll interval and then finds the
+ * request. Deterministic: the first pass after that sleep serves it (0 passes without it);
+ * the time from the ring to the hand-back is measured and printed, not judged. A ring that
+ * came while the server was awake was not lost: the launch is repeated (at most 20 times).
+ * The control turns the poll's recovery off: the request stays unserved for five poll
+ * intervals, which the same check refuses; then the hook lets go and the launch ends.
+ */
+static void test_doorbell(bool control)
+{
+    uint32_t *out = devrt_mem_alloc(device, sizeof *out);
+    struct devrt_fault_stats stats = {0};
+    uint32_t attempts = 0;
+    while (stats.doorbells_dropped == 0 && attempts < 20 && failures == 0) {
+        attempts++;
+        *out = 0;
+        struct devrt_fault_settings settings = {.drop_doorbells = 1, .no_poll_recovery = control};
+        devrt_faults_set(device, &settings);
+        struct echo_launch l = {.out = out};
+        pthread_mutex_init(&l.lock, NULL);
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, launch_echo_once, &l) == 0, "no thread");
+        /* Until the ring is lost, or the launch ended without losing one. */
+        do {
+            sleep_ms(1);
+            devrt_faults_get(device, &stats);
+        } while (stats.doorbells_dropped == 0 && !launch_done(&l));
+        if (control && stats.doorbells_dropped) {
+            sleep_ms(5 * POLL_MS);
+            devrt_faults_get(device, &stats);
+            CHECK(stats.recovered,
+                  "the request was not served %u ms (5 poll intervals) after "
+                  "its doorbell was lost: no recovery",
+                  5 * POLL_MS);
+        }
+        struct devrt_fault_settings none = {0};
+        if (control)
+            devrt_faults_set(device, &none); /* lets the sleeping server go */
+        pthread_join(thread, NULL);
+        pthread_mutex_destroy(&l.lock);
+        CHECK(l.status == DEVRT_SUCCESS, "launch: %s", devrt_last_error());
+        CHECK(*out == 1, "the echo came back wrong");
+        if (!control)
+            devrt_faults_get(device, &stats);
+        devrt_faults_set(device, &none);
+    }
+    CHECK(stats.doorbells_dropped == 1, "no ring reached a sleeping server in %u launches",
+          attempts);
+    if (!control && stats.doorbells_dropped) {
+        CHECK(stats.recovered && stats.recovery_passes == 0,
+              "the lost ring's request was served %llu passes after the poll (recovered: %d)",
+              (unsigned long long)stats.recovery_passes, stats.recovered);
+        printf("lost doorbell recovered by the first pass after the poll: %.1f ms from the "
+               "ring to the hand-back (poll interval %u ms), launch %u\n",
+               stats.recovery_ns / 1e6, POLL_MS, attempts);
+    }
+    devrt_mem_free(device, out);
+}
+
+/* Echoes from many lanes, each checked by the kernel; counts[0] wrong, counts[1] done. */
+static void echo_many(const char *what)
+{
+    const uint32_t groups = 8, block = 64, n = groups * block;
+    uint32_t *counts = devrt_mem_alloc(device, 3 * sizeof *counts);
+    memset(counts, 0, 3 * sizeof *counts);
+    /* fuzz_every past the grid: no fuzzing lane but workgroup 0's, which fuzzes 0 rounds. */
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(0), DEVRT_ARG_U64(1),      DEVRT_ARG_UINT(1000),
+                               DEVRT_ARG_UINT(4), DEVRT_ARG_PTR(counts), DEVRT_ARG_UINT(0)};
+    struct devrt_launch_config config = grid1(groups, block);
+    int status = devrt_launch(module, "fuzz_server", &config, args, 6, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s: %s", what, devrt_last_error());
+    CHECK(counts[0] == 0 && counts[1] == n - block,
+          "%s: %u echoes wrong, %u of %u honest lanes done", what, counts[0], counts[1], n - block);
+    devrt_mem_free(device, counts);
+}
+
+/*
+ * A server thread that stops for 300 ms in the middle of serving, and one that waits 200 us
+ * before every hand-back: the device waits, every echo comes back right. The statistics
+ * show that the fault was applied.
+ */
+static void test_stall(void)
+{
+    struct devrt_fault_settings settings = {.stall_ms = 300};
+    devrt_faults_set(device, &settings);
+    double start = harness_seconds();
+    echo_many("stalled server");
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    CHECK(stats.stalls == 1, "%u stalls", stats.stalls);
+    printf("server stalled %u ms once: the launch took %.0f ms, nothing lost\n", settings.stall_ms,
+           (harness_seconds() - start) * 1e3);
+    settings = (struct devrt_fault_settings){.hand_back_delay_us = 200};
+    devrt_faults_set(device, &settings);
+    start = harness_seconds();
+    echo_many("delayed hand-backs");
+    devrt_faults_get(device, &stats);
+    CHECK(stats.delayed_hand_backs > 0, "no hand-back was delayed");
+    printf("%llu hand-backs delayed by %u us each: the launch took %.0f ms, nothing lost\n",
+           (unsigned long long)stats.delayed_hand_backs, settings.hand_back_delay_us,
+           (harness_seconds() - start) * 1e3);
+    devrt_faults_set(device, NULL);
+}
+
+/* What the flood's callback checks: every line whole, in its lane's order. */
+struct sink {
+    uint32_t lanes, rounds, bytes, sleep_us;
+    uint32_t *next_round;
+    uint64_t lines, bytes_seen, bad, out_of_order;
+};
+
+static uint32_t parse_hex(const char *at)
+{
+    uint32_t value = 0;
+    for (int i = 0; i < 8; ++i) {
+        char c = at[i];
+        uint32_t digit = c >= '0' && c <= '9'   ? (uint32_t)(c - '0')
+                         : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10)
+                                                : 16u;
+        if (digit == 16)
+            return UINT32_MAX;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+static void take_line(void *context, uint32_t stream, const char *data, size_t size)
+{
+    struct sink *sink = context;
+    if (sink->sleep_us) {
+        struct timespec t = {0, (long)sink->sleep_us * 1000};
+        nanosleep(&t, NULL);
+    }
+    sink->lines++;
+    sink->bytes_seen += size;
+    if (stream != DEVRT_OUTPUT_RAW || size != sink->bytes || data[8] != ' ' || data[17] != ' ' ||
+        data[size - 1] != '\n') {
+        sink->bad++;
+        return;
+    }
+    uint32_t lane = parse_hex(data), round = parse_hex(data + 9);
+    if (lane >= sink->lanes || round >= sink->rounds) {
+        sink->bad++;
+        return;
+    }
+    for (uint32_t i = 18; i + 1 < size; ++i) {
+        if (data[i] != (char)('a' + (lane + round * 7 + i) % 26)) {
+            sink->bad++;
+            return;
+        }
+    }
+    if (round != sink->next_round[lane])
+        sink->out_of_order++;
+    sink->next_round[lane] = round + 1;
+}
+
+static size_t capacity_of(size_t bytes)
+{
+    size_t capacity = 256;
+    while (capacity < bytes)
+        capacity *= 2;
+    return capacity;
+}
+
+/*
+ * Lanes print far faster than the sink takes (a callback that sleeps per line), with the
+ * server's bound set to 1 MiB: the peak of the bytes it holds for unfinished messages stays
+ * under the documented bound (docs/output.md, "Memory"): the budget plus two requests of
+ * the wave's longest messages. Every line arrives whole, once, in its lane's order.
+ * The control lifts the bound: the peak passes it. FLOOD_MIB (environment) sets the volume
+ * for a manual run: 2048 on a GPU is the issue's 2 GB.
+ */
+static void test_flood(bool control)
+{
+    const char *mib_env = getenv("FLOOD_MIB");
+    struct devrt_device_info info;
+    devrt_device_get_info(device, &info);
+    /*
+     * The emulation's 64-lane waves run under a random schedule, and slower, and so does
+     * everything under ThreadSanitizer. The control needs at least 2 MiB to pass the bound.
+     */
+    uint32_t bytes = 16384, lanes = on_emu ? 256 : 16384, block = 64;
+    uint64_t emu_mib = !control && info.wave_size > 32 ? 1 : UNDER_TSAN ? 2 : 4;
+    uint64_t mib = mib_env ? strtoull(mib_env, NULL, 10) : on_emu ? emu_mib : 512;
+    uint32_t rounds = (uint32_t)((mib << 20) / ((uint64_t)lanes * bytes));
+    if (rounds == 0) {
+        rounds = 1;
+        lanes = (uint32_t)((mib << 20) / bytes / block * block);
+    }
+    if (lanes < block)
+        lanes = block;
+    char *slices = devrt_mem_alloc(device, (size_t)lanes * bytes);
+    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
+    CHECK(slices && refused, "no device memory for %u lanes' lines", lanes);
+    if (!slices || !refused)
+        return;
+    *refused = 0;
+    struct sink sink = {.lanes = lanes,
+                        .rounds = rounds,
+                        .bytes = bytes,
+                        .sleep_us = on_emu ? 20 : 2,
+                        .next_round = calloc(lanes, sizeof(uint32_t))};
+    devrt_module_set_output_callback(module, take_line, &sink);
+    const size_t budget = 256u << 10;
+    struct devrt_fault_settings settings = {.buffer_budget = budget, .unbounded_buffer = control};
+    devrt_faults_set(device, &settings);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    double start = harness_seconds();
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(bytes), DEVRT_ARG_UINT(rounds),
+                               DEVRT_ARG_PTR(refused)};
+    struct devrt_launch_config config = grid1(lanes / block, block);
+    int status = devrt_launch(module, "flood", &config, args, 4, NULL);
+    double seconds = harness_seconds() - start;
+    getrusage(RUSAGE_SELF, &after);
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    devrt_faults_set(device, NULL);
+    devrt_module_set_output_callback(module, NULL, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(*refused == 0, "%u lines refused", *refused);
+    uint64_t expected = (uint64_t)lanes * rounds;
+    CHECK(sink.lines == expected && sink.bad == 0 && sink.out_of_order == 0,
+          "%llu of %llu lines, %llu malformed or cut, %llu out of their lane's order",
+          (unsigned long long)sink.lines, (unsigned long long)expected,
+          (unsigned long long)sink.bad, (unsigned long long)sink.out_of_order);
+    /* A message of `bytes` raw bytes is its record's words and the end word. */
+    size_t request = (size_t)info.wave_size * capacity_of(bytes + 32);
+    size_t bound = budget + (2 + stats.stale_favourites) * request;
+    printf("%llu lines, %.1f MiB in %.2f s (%.1f MiB/s) into a callback sleeping %u us per "
+           "line; server's buffered peak %.2f MiB, bound %.2f MiB (budget %.2f MiB), %llu "
+           "packets deferred, %llu stale favourites; max RSS %ld -> %ld MiB\n",
+           (unsigned long long)sink.lines, sink.bytes_seen / 1048576.0, seconds,
+           sink.bytes_seen / 1048576.0 / seconds, sink.sleep_us, stats.buffered_peak / 1048576.0,
+           bound / 1048576.0, budget / 1048576.0, (unsigned long long)stats.deferred_packets,
+           (unsigned long long)stats.stale_favourites, before.ru_maxrss / 1024,
+           after.ru_maxrss / 1024);
+    CHECK(stats.buffered_peak <= bound,
+          "the server held %.2f MiB of unfinished messages, over "
+          "its bound of %.2f MiB",
+          stats.buffered_peak / 1048576.0, bound / 1048576.0);
+    free(sink.next_round);
+    devrt_mem_free(device, slices);
+    devrt_mem_free(device, refused);
+}
+
+/*
+ * Lanes of one workgroup in four fuzz the server's ports while the other lanes echo. The
+ * server refuses and reports (at least one refusal per round: each ends with opcode 0);
+ * every honest echo comes back right, and the next launch is clean. The control plants a
+ * bug in the server (a refused message is kept: the port's next honest request is refused
+ * as the middle of it), which the honest lanes must catch.
+ */
+static void test_fuzz(bool control)
+{
+    const uint32_t groups = on_emu ? 16 : 256, block = 64, fuzz_every = 4;
+    const uint32_t rounds = control  ? 20
+                            : on_emu ? (UNDER_TSAN ? 30 : 150)
+                                     : 2000,
+                   echo_rounds = on_emu ? 8 : 32;
+    const uint32_t fuzzers = (groups + fuzz_every - 1) / fuzz_every;
+    const uint32_t honest = (groups - fuzzers) * block;
+    uint32_t *counts = devrt_mem_alloc(device, 3 * sizeof *counts);
+    memset(counts, 0, 3 * sizeof *counts);
+    size_t printed = 0;
+    devrt_module_set_output_callback(module, harness_count_output, &printed);
+    devrt_module_set_report_file(module, NULL);
+    struct devrt_fault_settings settings = {.keep_refused_message = control};
+    devrt_faults_set(device, &settings);
+    /* A new seed each run, printed; FUZZ_SEED repeats one. */
+    const char *seed_env = getenv("FUZZ_SEED");
+    uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : 0x5eed0000u + (uint64_t)time(NULL);
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds),     DEVRT_ARG_U64(seed),
+                               DEVRT_ARG_UINT(fuzz_every), DEVRT_ARG_UINT(echo_rounds),
+                               DEVRT_ARG_PTR(counts),      DEVRT_ARG_UINT(!UNDER_TSAN)};
+    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_report report;
+    double start = harness_seconds();
+    int status = devrt_launch(module, "fuzz_server", &config, args, 6, &report);
+    double seconds = harness_seconds() - start;
+    devrt_faults_set(device, NULL);
+    unsigned long refusals = 0;
+    const char *sent = strstr(report.text, " sent ");
+    if (sent)
+        refusals = strtoul(sent + 6, NULL, 10);
+    printf("seed 0x%llx: %u fuzzing lanes x %u rounds, %u honest lanes x %u echoes in %.2f s; "
+           "%lu requests refused and reported, %zu bytes of fuzzed output printed\n",
+           (unsigned long long)seed, fuzzers, rounds, honest, echo_rounds, seconds, refusals,
+           printed);
+    CHECK(counts[0] == 0 && counts[1] == honest,
+          "the fuzzed server lost honest requests: %u echoes wrong, %u of %u honest lanes done "
+          "(status %d: %s)",
+          counts[0], counts[1], honest, status, report.text);
+    CHECK(status == DEVRT_ERROR_DEVICE_REQUEST && refusals >= (unsigned long)fuzzers * rounds,
+          "status %d, %lu refusals reported (at least %u expected): %s", status, refusals,
+          fuzzers * rounds, report.text);
+    CHECK(counts[2] == fuzzers, "%u of %u fuzzing lanes done", counts[2], fuzzers);
+    devrt_module_set_output_callback(module, NULL, NULL);
+    devrt_mem_free(device, counts);
+    if (failures == 0)
+        echo_many("the launch after the fuzzer");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: faults_test IMAGE TEST [emu|hsa|cuda]\n");
+        return 2;
+    }
+    enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
+    on_emu = backend == DEVRT_BACKEND_EMU;
+    const char *test = argv[2];
+    /* The fuzzer shares few ports with the honest lanes, so that it reaches theirs. */
+    struct devrt_device_options options = {.rpc_ports = strstr(test, "fuzz") ? 16 : 0};
+    int exit_code = harness_open(backend, &options, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
+    if (!strcmp(test, "doorbell_drop"))
+        test_doorbell(false);
+    else if (!strcmp(test, "doorbell_drop_control"))
+        test_doorbell(true);
+    else if (!strcmp(test, "stall"))
+        test_stall();
+    else if (!strcmp(test, "flood"))
+        test_flood(false);
+    else if (!strcmp(test, "flood_control"))
+        test_flood(true);
+    else if (!strcmp(test, "fuzz"))
+        test_fuzz(false);
+    else if (!strcmp(test, "fuzz_control"))
+        test_fuzz(true);
+    else {
+        fprintf(stderr, "unknown test %s\n", test);
+        return 2;
+    }
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    if (failures && strstr(test, "control"))
+        printf("control: %d failure(s), as planted\n", failures);
+    return failures ? 1 : 0;
+}
