@@ -90,12 +90,14 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *ch
      * shipped: a plain load, kept in the loop only by a compiler barrier, may read a cached
      * inbox forever. The test must refuse it.
      */
-    while (*inbox != outbox) {
+    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT, *inbox, outbox)) {
         __asm__ volatile("" ::: "memory");
         devrt_arch_sleep();
     }
 #else
-    while (devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != outbox)
+    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT,
+                           devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM),
+                           outbox))
         devrt_arch_sleep();
 #endif
     devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
@@ -113,7 +115,7 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
                                                            devrt_arch_workgroup_id(0) * 1031) &
                      last;
     uint32_t state;
-    while ((state = devrt_rpc_try_lock_in(channel, index, lanes)) & DEVRT_RPC_PORT_LOCKED) {
+    while (devrt_rpc_port_state_locked(state = devrt_rpc_try_lock_in(channel, index, lanes))) {
         index = (index + 1) & last;
         devrt_arch_sleep();
     }
@@ -121,12 +123,12 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
         .channel = channel,
         .buffer = &DEVRT_ARCH_READ_ONLY(channel)->buffers[index],
         .index = index,
-        .outbox = (state & DEVRT_RPC_PORT_OUTBOX) != 0,
+        .outbox = devrt_rpc_port_state_outbox(state),
         .settled = true,
         .lanes = lanes,
     };
     /* A holder that did not wait for its last packet to be taken leaves that to us. */
-    if (!(state & DEVRT_RPC_PORT_SETTLED))
+    if (!devrt_rpc_port_state_settled(state))
         devrt_rpc_wait(channel, index, port.outbox);
     return port;
 }
@@ -151,7 +153,8 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     }
     /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);
-    outbox ^= 1u;
+    /* We own the port (inbox == outbox): the flip needs no read of the inbox. */
+    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox);
     if (leader)
         devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
                            DEVRT_ARCH_FLIP_ORDER, DEVRT_SCOPE_SYSTEM);
@@ -182,8 +185,7 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_release_in(struct devrt_rpc_chann
 {
     devrt_arch_sync_lanes(lanes);
     if (devrt_rpc_leader_in(lanes)) {
-        uint32_t state =
-            (outbox ? DEVRT_RPC_PORT_OUTBOX : 0) | (settled ? DEVRT_RPC_PORT_SETTLED : 0);
+        uint32_t state = devrt_rpc_port_state_of(outbox, settled);
         /* Other waves only try to set LOCKED, which is set: a store loses none of theirs. */
         devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->state[index], state, __ATOMIC_RELEASE,
                            DEVRT_SCOPE_DEVICE);

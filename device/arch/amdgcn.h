@@ -7,6 +7,8 @@
 
 #include <devrt/rpc.h>
 
+#include "amdgcn_signal.h"
+
 /*
  * Calls on AMDGPU cost a kernel the calling convention's registers and a stack; the
  * runtime's rare paths (raising an exception) are inlined so they cost only what they use.
@@ -206,17 +208,10 @@ static inline void devrt_arch_barrier(void)
 }
 
 /*
- * Wake the host server through an HSA signal: store its value, then raise the signal's
- * interrupt so that a host thread waiting on it in the kernel driver wakes up. The layout
- * is amd_signal_t's from the HSA runtime (value at byte 8, event mailbox at 16, event id
- * at 24).
+ * Wake the host server through an HSA signal (struct devrt_amdgcn_signal): store its
+ * value, then raise the signal's interrupt so that a host thread waiting on it in the
+ * kernel driver wakes up.
  */
-struct devrt_amdgcn_signal {
-    int64_t kind;
-    int64_t value;
-    uint64_t *event_mailbox;
-    uint32_t event_id;
-};
 
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {

@@ -14,21 +14,13 @@
 
 #include "runtime.h"
 
-static uint64_t fnv1a(const uint8_t *data, size_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < size; ++i)
-        hash = (hash ^ data[i]) * 0x100000001b3ull;
-    return hash;
-}
-
 static int serve_echo(struct devrt_request *request)
 {
     for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
         if (!(request->lane_mask >> lane & 1))
             continue;
         const struct devrt_lane_message *m = &request->lane[lane];
-        request->reply[lane].word[0] = fnv1a(m->data, m->length);
+        request->reply[lane].word[0] = devrt_rpc_checksum(m->data, m->length);
         request->reply[lane].word[1] = m->length;
     }
     return 0;
@@ -258,7 +250,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     /* seq_cst: see server_main; on x86 as cheap as acquire. Pairs with the device's flip. */
     uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_SEQ_CST);
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
-    if (outbox == inbox)
+    if (!devrt_rpc_owns(DEVRT_RPC_SERVER, inbox, outbox))
         return false;
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
@@ -303,7 +295,8 @@ static bool serve_port(devrt_module *module, uint32_t index)
     }
     buffer->header.flags = status;
     devrt_faults_hand_back(&module->device->server);
-    __atomic_store_n(&channel->inbox[index], outbox, __ATOMIC_RELEASE);
+    __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
+                     __ATOMIC_RELEASE);
     module->packets_taken++;
     return true;
 }
@@ -480,10 +473,12 @@ void devrt_server_detach(devrt_device *device, devrt_module *module)
 static bool module_idle(const devrt_module *module)
 {
     const struct devrt_rpc_channel *channel = &module->host_channel;
-    for (uint32_t i = 0; i < channel->port_count; ++i)
-        if (__atomic_load_n(&channel->outbox[i], __ATOMIC_ACQUIRE) !=
-            __atomic_load_n(&channel->inbox[i], __ATOMIC_RELAXED))
+    for (uint32_t i = 0; i < channel->port_count; ++i) {
+        uint32_t outbox = __atomic_load_n(&channel->outbox[i], __ATOMIC_ACQUIRE);
+        if (devrt_rpc_owns(DEVRT_RPC_SERVER, __atomic_load_n(&channel->inbox[i], __ATOMIC_RELAXED),
+                           outbox))
             return false;
+    }
     return true;
 }
 
@@ -543,11 +538,11 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
     } else {
         bool leaked = false;
         for (uint32_t i = 0; i < channel->port_count; ++i) {
-            if (!(state[i] & DEVRT_RPC_PORT_LOCKED))
+            if (!devrt_rpc_port_state_locked(state[i]))
                 continue;
             /* The kernel has ended: the relaxed load pairs with nothing still running. */
             uint32_t outbox = __atomic_load_n(&channel->outbox[i], __ATOMIC_RELAXED);
-            state[i] = (outbox ? DEVRT_RPC_PORT_OUTBOX : 0u) | DEVRT_RPC_PORT_SETTLED;
+            state[i] = devrt_rpc_port_state_of(outbox, true);
             leaked = true;
         }
         if (leaked && device->ops->write(device, channel->state, state, bytes) != 0)

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "layout.h"
+
 #define DEVRT_STATE_MAGIC 0x54525644u /* "DVRT" read as little-endian bytes */
 
 /* Bump on any change to a layout in this header or in rpc.h. */
@@ -95,11 +97,22 @@ struct devrt_state {
     struct devrt_heap *heap;
 };
 
-_Static_assert(sizeof(struct devrt_exception_record) == 40, "exception record layout");
-_Static_assert(__builtin_offsetof(struct devrt_state, exception_claim) == 16, "state layout");
-_Static_assert(__builtin_offsetof(struct devrt_state, exception) == 24, "state layout");
-_Static_assert(__builtin_offsetof(struct devrt_state, rpc) == 32, "state layout");
-_Static_assert(__builtin_offsetof(struct devrt_state, heap) == 40, "state layout");
+DEVRT_LAYOUT(struct devrt_exception_record, word, 0);
+DEVRT_LAYOUT(struct devrt_exception_record, detail_ready, 8);
+DEVRT_LAYOUT(struct devrt_exception_record, line, 12);
+DEVRT_LAYOUT(struct devrt_exception_record, message, 16);
+DEVRT_LAYOUT(struct devrt_exception_record, file, 24);
+DEVRT_LAYOUT(struct devrt_exception_record, value, 32);
+DEVRT_LAYOUT_SIZE(struct devrt_exception_record, 40);
+DEVRT_LAYOUT(struct devrt_state, magic, 0);
+DEVRT_LAYOUT(struct devrt_state, abi_version, 4);
+DEVRT_LAYOUT(struct devrt_state, size, 8);
+DEVRT_LAYOUT(struct devrt_state, flags, 12);
+DEVRT_LAYOUT(struct devrt_state, exception_claim, 16);
+DEVRT_LAYOUT(struct devrt_state, exception, 24);
+DEVRT_LAYOUT(struct devrt_state, rpc, 32);
+DEVRT_LAYOUT(struct devrt_state, heap, 40);
+DEVRT_LAYOUT_SIZE(struct devrt_state, 48);
 
 /*
  * Until the host attaches a state block, __devrt_state points at this record in the code
@@ -110,6 +123,9 @@ struct devrt_library_id {
     uint32_t magic;
     uint32_t abi_version;
 };
+DEVRT_LAYOUT(struct devrt_library_id, magic, 0);
+DEVRT_LAYOUT(struct devrt_library_id, abi_version, 4);
+DEVRT_LAYOUT_SIZE(struct devrt_library_id, 8);
 
 _Static_assert(sizeof(void *) == 8, "devrt supports 64-bit address spaces only");
 

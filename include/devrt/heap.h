@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "layout.h"
+
 #define DEVRT_HEAP_SLAB_SHIFT 16u
 #define DEVRT_HEAP_SLAB_BYTES (1u << DEVRT_HEAP_SLAB_SHIFT)
 /* Classes: 16-byte steps up to 128 bytes, then four per power of two up to 16 KiB. */
@@ -73,6 +75,37 @@ struct devrt_heap {
     uint64_t failed_allocations;
 };
 
+DEVRT_LAYOUT(struct devrt_slab, size_class, 0);
+DEVRT_LAYOUT(struct devrt_slab, block_size, 4);
+DEVRT_LAYOUT(struct devrt_slab, block_count, 8);
+DEVRT_LAYOUT(struct devrt_slab, free_count, 12);
+DEVRT_LAYOUT(struct devrt_slab, data_offset, 16);
+DEVRT_LAYOUT(struct devrt_slab, pages, 20);
+DEVRT_LAYOUT(struct devrt_slab, reciprocal, 24);
+DEVRT_LAYOUT(struct devrt_slab, bitmap, 28);
+DEVRT_LAYOUT_SIZE(struct devrt_slab, 28);
+DEVRT_LAYOUT(struct devrt_heap_class, block_size, 0);
+DEVRT_LAYOUT(struct devrt_heap_class, block_count, 4);
+DEVRT_LAYOUT(struct devrt_heap_class, data_offset, 8);
+DEVRT_LAYOUT(struct devrt_heap_class, reciprocal, 12);
+DEVRT_LAYOUT(struct devrt_heap_class, bitmap_words, 16);
+DEVRT_LAYOUT_SIZE(struct devrt_heap_class, 20);
+DEVRT_LAYOUT(struct devrt_heap_shard, current, 0);
+DEVRT_LAYOUT(struct devrt_heap_shard, grow_lock, 288);
+DEVRT_LAYOUT(struct devrt_heap_shard, cursor, 432);
+DEVRT_LAYOUT(struct devrt_heap_shard, bytes_in_use, 584);
+DEVRT_LAYOUT_SIZE(struct devrt_heap_shard, 640);
+DEVRT_LAYOUT(struct devrt_heap, shard, 0);
+DEVRT_LAYOUT(struct devrt_heap, slab_count, 10240);
+DEVRT_LAYOUT(struct devrt_heap, slab_capacity, 10244);
+DEVRT_LAYOUT(struct devrt_heap, slabs, 10248);
+DEVRT_LAYOUT(struct devrt_heap, lookup, 10256);
+DEVRT_LAYOUT(struct devrt_heap, lookup_mask, 10264);
+DEVRT_LAYOUT(struct devrt_heap, reserved, 10268);
+DEVRT_LAYOUT(struct devrt_heap, max_block, 10272);
+DEVRT_LAYOUT(struct devrt_heap, failed_allocations, 10280);
+DEVRT_LAYOUT_SIZE(struct devrt_heap, 10368);
+
 /* A slab's class in the low bits of its entry in slabs, so a search reads no other headers. */
 static inline uint64_t devrt_heap_slab_tag(uint32_t size_class)
 {
@@ -94,6 +127,10 @@ struct devrt_heap_grow_reply {
     uint32_t header[sizeof(struct devrt_slab) / 4];
     uint32_t bitmap_words; /* the bitmap's length; bits past the block count are set */
 };
+DEVRT_LAYOUT(struct devrt_heap_grow_reply, slab, 0);
+DEVRT_LAYOUT(struct devrt_heap_grow_reply, header, 8);
+DEVRT_LAYOUT(struct devrt_heap_grow_reply, bitmap_words, 36);
+DEVRT_LAYOUT_SIZE(struct devrt_heap_grow_reply, 40);
 static inline uint32_t devrt_heap_large_pages(uint64_t block_size)
 {
     return (uint32_t)((block_size + DEVRT_HEAP_LARGE_OFFSET + DEVRT_HEAP_SLAB_BYTES - 1) >>

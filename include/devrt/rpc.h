@@ -34,7 +34,11 @@
 #ifndef DEVRT_RPC_H
 #define DEVRT_RPC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "layout.h"
 
 #define DEVRT_RPC_PACKET_BYTES 64u
 #define DEVRT_RPC_MAX_LANES 64u
@@ -115,5 +119,101 @@ struct devrt_rpc_channel {
     struct devrt_rpc_buffer *buffers;    /* host-visible, port_count buffers */
     struct devrt_rpc_doorbell *doorbell; /* host-visible */
 };
+
+DEVRT_LAYOUT(struct devrt_rpc_header, opcode, 0);
+DEVRT_LAYOUT(struct devrt_rpc_header, flags, 4);
+DEVRT_LAYOUT(struct devrt_rpc_header, lane_mask, 8);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_header, 16);
+DEVRT_LAYOUT(struct devrt_rpc_packet, word, 0);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_packet, 64);
+DEVRT_LAYOUT(struct devrt_rpc_first_packet, length, 0);
+DEVRT_LAYOUT(struct devrt_rpc_first_packet, arg, 4);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_first_packet, 8);
+DEVRT_LAYOUT(struct devrt_rpc_buffer, header, 0);
+DEVRT_LAYOUT(struct devrt_rpc_buffer, packet, 16);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_buffer, 16 + 64 * 64);
+DEVRT_LAYOUT(struct devrt_rpc_doorbell, count, 0);
+DEVRT_LAYOUT(struct devrt_rpc_doorbell, sleeping, 4);
+DEVRT_LAYOUT(struct devrt_rpc_doorbell, signal, 8);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_doorbell, 16);
+DEVRT_LAYOUT(struct devrt_rpc_channel, port_count, 0);
+DEVRT_LAYOUT(struct devrt_rpc_channel, wave_size, 4);
+DEVRT_LAYOUT(struct devrt_rpc_channel, state, 8);
+DEVRT_LAYOUT(struct devrt_rpc_channel, outbox, 16);
+DEVRT_LAYOUT(struct devrt_rpc_channel, inbox, 24);
+DEVRT_LAYOUT(struct devrt_rpc_channel, buffers, 32);
+DEVRT_LAYOUT(struct devrt_rpc_channel, doorbell, 40);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_channel, 48);
+
+/*
+ * The protocol's steps, written once for both sides: the device's client
+ * (device/rpc_client.h), the host's server (host/runtime/server.c) and the tests that play
+ * either side call them. They are pure computations on values already read, so they
+ * compile unchanged for amdgcn, nvptx, the emulation and host C; the loads and stores
+ * around them are each side's own, because their atomics differ: the device's go through
+ * its architecture layer (scoped, ordered by fences on nvptx), the host's are plain C11
+ * atomics. What a step leaves to its caller is said with it.
+ */
+
+/* The two ends of a port. */
+enum devrt_rpc_side {
+    DEVRT_RPC_CLIENT, /* the device: writes the outbox */
+    DEVRT_RPC_SERVER  /* the host: writes the inbox */
+};
+
+/*
+ * Whether `side` owns the port, given the two mailbox words as it read them. The client
+ * owns it while they agree, the server while they differ; each side reads its own word
+ * from what it last wrote, the other's with an acquire (or a poll and an acquire fence).
+ */
+static inline bool devrt_rpc_owns(enum devrt_rpc_side side, uint32_t inbox, uint32_t outbox)
+{
+    return side == DEVRT_RPC_CLIENT ? inbox == outbox : inbox != outbox;
+}
+
+/*
+ * The value `side`, owning the port, stores into its own mailbox word to hand the port to
+ * the other side: the client inverts the outbox, the server copies it into the inbox. The
+ * store must release what the side wrote to the buffer.
+ */
+static inline uint32_t devrt_rpc_flip(enum devrt_rpc_side side, uint32_t inbox, uint32_t outbox)
+{
+    (void)inbox; /* equal to the outbox where the client owns the port */
+    return side == DEVRT_RPC_CLIENT ? outbox ^ 1u : outbox;
+}
+
+/* The port state word a holder leaves when it gives the port up (LOCKED clear). */
+static inline uint32_t devrt_rpc_port_state_of(uint32_t outbox, bool settled)
+{
+    return (outbox ? DEVRT_RPC_PORT_OUTBOX : 0u) | (settled ? DEVRT_RPC_PORT_SETTLED : 0u);
+}
+
+/* Whether a wave held the port when the state word was read (a try to lock it lost). */
+static inline bool devrt_rpc_port_state_locked(uint32_t state)
+{
+    return (state & DEVRT_RPC_PORT_LOCKED) != 0;
+}
+
+/* The outbox value the last holder wrote, so the next one need not read host memory. */
+static inline uint32_t devrt_rpc_port_state_outbox(uint32_t state)
+{
+    return (state & DEVRT_RPC_PORT_OUTBOX) != 0;
+}
+
+/* Whether the last holder saw the hand-back; if not, the next one waits for it. */
+static inline bool devrt_rpc_port_state_settled(uint32_t state)
+{
+    return (state & DEVRT_RPC_PORT_SETTLED) != 0;
+}
+
+/* The echo's checksum of a message (FNV-1a, 64 bits): the server's reply, the tests' check. */
+static inline uint64_t devrt_rpc_checksum(const void *data, size_t size)
+{
+    const uint8_t *bytes = data;
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; ++i)
+        hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+    return hash;
+}
 
 #endif

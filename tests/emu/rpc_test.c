@@ -261,14 +261,6 @@ static void test_barrier(void)
     devrt_mem_free(device, sums);
 }
 
-static uint64_t host_fnv1a(const uint8_t *data, uint32_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (uint32_t i = 0; i < size; ++i)
-        hash = (hash ^ data[i]) * 0x100000001b3ull;
-    return hash;
-}
-
 /* Only some lanes of each wave call (tests/kernels/rpc.c says which); the rest must not. */
 static void test_divergent(void)
 {
@@ -293,7 +285,7 @@ static void test_divergent(void)
                 uint32_t length = (uint32_t)((id * 13 + round * 29) % sizeof message);
                 for (uint32_t i = 0; i < length; ++i)
                     message[i] = (uint8_t)(id ^ (round + i));
-                expected += host_fnv1a(message, length);
+                expected += devrt_rpc_checksum(message, length);
             }
         }
         wrong += out[id] != expected;
@@ -400,6 +392,10 @@ int main(int argc, char **argv)
         test_rogue(4, "unknown flags");
     } else if (!strcmp(test, "rogue_truncated")) {
         test_rogue(5, "before its stated length");
+    } else if (!strcmp(test, "rogue_switch")) {
+        test_rogue(6, "opcode or lanes changed in the middle of a message");
+    } else if (!strcmp(test, "rogue_past_end")) {
+        test_rogue(7, "a packet past the end of every lane's message");
     } else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

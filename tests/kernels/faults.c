@@ -7,8 +7,6 @@
 #include <devrt/devrt.h>
 #include <devrt/rpc.h>
 
-#include "checksum.h"
-
 #include "rpc_client.h"
 
 static uint64_t flat_id(void)
@@ -29,7 +27,7 @@ static uint64_t next_random(uint64_t *state)
 DEVRT_KERNEL1(echo_once, uint32_t *, out)
 {
     static const uint8_t message[] = "a request whose doorbell is lost";
-    *out = devrt_rpc_echo(message, sizeof message) == fnv1a(message, sizeof message);
+    *out = devrt_rpc_echo(message, sizeof message) == devrt_rpc_checksum(message, sizeof message);
 }
 
 static void put_hex(char *at, uint64_t value)
@@ -108,12 +106,12 @@ static void fuzz_round(struct devrt_rpc_channel *channel, uint64_t *random, bool
     uint32_t last = channel->port_count - 1;
     uint32_t index = (uint32_t)next_random(random) & last;
     uint32_t state;
-    while ((state = devrt_rpc_try_lock_in(channel, index, lanes)) & DEVRT_RPC_PORT_LOCKED) {
+    while (devrt_rpc_port_state_locked(state = devrt_rpc_try_lock_in(channel, index, lanes))) {
         index = (index + 1) & last;
         devrt_arch_sleep();
     }
-    uint32_t outbox = (state & DEVRT_RPC_PORT_OUTBOX) != 0;
-    if (!(state & DEVRT_RPC_PORT_SETTLED))
+    uint32_t outbox = devrt_rpc_port_state_outbox(state);
+    if (!devrt_rpc_port_state_settled(state))
         devrt_rpc_wait(channel, index, outbox);
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
     uint32_t steps = 1 + (uint32_t)(next_random(random) % 3);
@@ -163,7 +161,7 @@ DEVRT_KERNEL6(fuzz_server, uint32_t, rounds, uint64_t, seed, uint32_t, fuzz_ever
         uint32_t length = (uint32_t)(next_random(&random) % sizeof message);
         for (uint32_t i = 0; i < length; ++i)
             message[i] = (uint8_t)(id * 31 + round * 17 + i);
-        if (devrt_rpc_echo(message, length) != fnv1a(message, length))
+        if (devrt_rpc_echo(message, length) != devrt_rpc_checksum(message, length))
             __atomic_fetch_add(&counts[0], 1u, __ATOMIC_RELAXED);
     }
     __atomic_fetch_add(&counts[1], 1u, __ATOMIC_RELAXED);

@@ -1,8 +1,8 @@
 /*
- * A device that breaks the protocol on purpose: it writes a request by hand into a port
- * and flips the mailbox, as buggy or hostile device code could. The host must refuse it,
- * report it, hand the port back, and go on serving: the proper request that follows must
- * succeed.
+ * A device that breaks the protocol on purpose: it takes a port and posts requests by hand,
+ * through the protocol's own steps (include/devrt/rpc.h), with one step done wrong, as buggy
+ * or hostile device code could. The host must refuse a malformed request, report it, hand
+ * the port back, and go on serving: the proper request that follows must succeed.
  */
 #include <devrt/devrt.h>
 #include <devrt/rpc.h>
@@ -14,21 +14,40 @@ enum rogue_kind {
     ROGUE_LANE_MASK, /* lanes the wave does not have */
     ROGUE_FLAGS,     /* flag bits that mean nothing */
     ROGUE_TRUNCATED, /* the last packet, before the stated length */
+    ROGUE_SWITCH,    /* a message's second packet under another opcode */
+    ROGUE_PAST_END,  /* another packet announced after the message is complete */
 };
+
+#define ROGUE_PORT 0u
+
+static void wait_until_owned(struct devrt_rpc_channel *channel, uint32_t outbox)
+{
+    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT,
+                           __atomic_load_n(&channel->inbox[ROGUE_PORT], __ATOMIC_ACQUIRE), outbox))
+        ;
+}
+
+/* Flip the outbox of a port we own and ring; returns the new value. */
+static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox)
+{
+    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox);
+    __atomic_store_n(&channel->outbox[ROGUE_PORT], outbox, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
+    return outbox;
+}
 
 DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
 {
     struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
-    uint32_t port = 0;
     uint32_t state;
-    while ((state =
-                __atomic_fetch_or(&channel->state[port], DEVRT_RPC_PORT_LOCKED, __ATOMIC_ACQUIRE)) &
-           DEVRT_RPC_PORT_LOCKED)
+    while (devrt_rpc_port_state_locked(state = __atomic_fetch_or(&channel->state[ROGUE_PORT],
+                                                                 DEVRT_RPC_PORT_LOCKED,
+                                                                 __ATOMIC_ACQUIRE)))
         ;
-    uint32_t outbox = (state & DEVRT_RPC_PORT_OUTBOX) != 0;
-    while (__atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE) != outbox)
-        ;
-    struct devrt_rpc_buffer *buffer = &channel->buffers[port];
+    uint32_t outbox = devrt_rpc_port_state_outbox(state);
+    wait_until_owned(channel, outbox);
+
+    struct devrt_rpc_buffer *buffer = &channel->buffers[ROGUE_PORT];
     struct devrt_rpc_first_packet first = {8, 0};
     buffer->header.opcode = DEVRT_RPC_ECHO;
     buffer->header.flags = DEVRT_RPC_WANT_REPLY;
@@ -43,17 +62,29 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
         buffer->header.flags |= 1u << 7;
     if (kind == ROGUE_TRUNCATED)
         first.length = 1000;
+    if (kind == ROGUE_SWITCH) {
+        first.length = 100; /* two packets */
+        buffer->header.flags |= DEVRT_RPC_MORE;
+    }
+    if (kind == ROGUE_PAST_END)
+        buffer->header.flags |= DEVRT_RPC_MORE; /* 8 bytes fit the first packet */
     __builtin_memcpy(&buffer->packet[0], &first, sizeof first);
-    __atomic_store_n(&channel->outbox[port], outbox ^ 1u, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE) == outbox)
-        ;
+
+    outbox = hand_over(channel, outbox);
+    wait_until_owned(channel, outbox);
     *status = buffer->header.flags;
+
+    if (kind == ROGUE_SWITCH && *status == DEVRT_RPC_OK) {
+        buffer->header.opcode = DEVRT_RPC_HOSTCALL;
+        buffer->header.flags = DEVRT_RPC_WANT_REPLY;
+        outbox = hand_over(channel, outbox);
+        wait_until_owned(channel, outbox);
+        *status = buffer->header.flags;
+    }
     /* Handed back, so the port is settled for the next holder. */
-    __atomic_store_n(&channel->state[port],
-                     (outbox ? 0 : DEVRT_RPC_PORT_OUTBOX) | DEVRT_RPC_PORT_SETTLED,
+    __atomic_store_n(&channel->state[ROGUE_PORT], devrt_rpc_port_state_of(outbox, true),
                      __ATOMIC_RELEASE);
 
     const char hello[] = "still served";
-    *followed = devrt_rpc_echo(hello, sizeof hello) != 0;
+    *followed = devrt_rpc_echo(hello, sizeof hello) == devrt_rpc_checksum(hello, sizeof hello);
 }

@@ -5,8 +5,6 @@
 #include <devrt/devrt.h>
 #include <devrt/rpc.h>
 
-#include "checksum.h"
-
 static uint64_t flat_id(void)
 {
     return devrt_global_id(DEVRT_X) +
@@ -25,7 +23,7 @@ DEVRT_KERNEL4(echo, uint32_t *, failures, uint32_t *, done, uint32_t, max_length
             length = sizeof message;
         for (uint32_t i = 0; i < length; ++i)
             message[i] = (uint8_t)(id * 31 + round * 17 + i);
-        if (devrt_rpc_echo(message, length) != fnv1a(message, length))
+        if (devrt_rpc_echo(message, length) != devrt_rpc_checksum(message, length))
             __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
     }
     __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
@@ -96,7 +94,7 @@ DEVRT_KERNEL3(divergent_echo, uint64_t *, out, uint32_t *, failures, uint32_t, r
             for (uint32_t i = 0; i < length; ++i)
                 message[i] = (uint8_t)(id ^ (round + i));
             uint64_t got = devrt_rpc_echo(message, length);
-            if (got != fnv1a(message, length))
+            if (got != devrt_rpc_checksum(message, length))
                 __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
             sum += got;
         }
@@ -138,7 +136,7 @@ DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
     uint32_t locked = 0;
     for (uint32_t i = 0; i < channel->port_count; ++i)
         locked +=
-            (__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED) & DEVRT_RPC_PORT_LOCKED) != 0;
+            devrt_rpc_port_state_locked(__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED));
     out[0] = locked;
     out[1] = channel->port_count;
 }

@@ -67,7 +67,8 @@ static void post(devrt_device *device, struct devrt_rpc_channel *channel, uint32
     channel->buffers[port].header =
         (struct devrt_rpc_header){DEVRT_RPC_PRINTF, flags, (1ull << LANES) - 1};
     uint32_t outbox = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
-    __atomic_store_n(&channel->outbox[port], !outbox, __ATOMIC_RELEASE);
+    __atomic_store_n(&channel->outbox[port], devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox),
+                     __ATOMIC_RELEASE);
     ring(device);
 }
 
@@ -97,8 +98,9 @@ static void run(devrt_device *device, devrt_module *module, const char *label, u
     double start = harness_seconds();
     while (done < requests) {
         for (uint32_t port = 0; port < ports && done < requests; ++port) {
-            if (__atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE) !=
-                __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED))
+            uint32_t inbox = __atomic_load_n(&channel->inbox[port], __ATOMIC_ACQUIRE);
+            if (!devrt_rpc_owns(DEVRT_RPC_CLIENT, inbox,
+                                __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED)))
                 continue; /* the server has it */
             struct devrt_rpc_packet *packet = channel->buffers[port].packet;
             uint64_t words[WORDS];

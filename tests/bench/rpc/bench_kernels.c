@@ -15,6 +15,22 @@ DEVRT_KERNEL2(round_trips, uint64_t *, samples, uint32_t, rounds)
     }
 }
 
+/*
+ * The same from lane 0 of workgroup `group` alone, so that the port it takes (spread by
+ * workgroup: devrt_rpc_acquire) is one the server's scan reaches last.
+ */
+DEVRT_KERNEL3(round_trips_in, uint64_t *, samples, uint32_t, rounds, uint32_t, group)
+{
+    if (devrt_workgroup_id(DEVRT_X) != group || devrt_workitem_id(DEVRT_X) != 0)
+        return;
+    uint64_t payload[4] = {group, 1, 2, 3};
+    for (uint32_t i = 0; i < rounds; ++i) {
+        uint64_t start = devrt_clock();
+        devrt_rpc_echo(payload, sizeof payload);
+        samples[i] = devrt_clock() - start;
+    }
+}
+
 /* Run for `ticks` without a request. */
 DEVRT_KERNEL1(idle, uint64_t, ticks)
 {

@@ -104,6 +104,27 @@ static void latency(devrt_module *module, devrt_device *device, const char *what
     devrt_mem_free(device, samples);
 }
 
+/*
+ * One lane round trips through the last port of PORTS, the last the server's scan reaches:
+ * devrt_rpc_acquire starts workgroup g at port (g * 1031) mod PORTS, the first of them free.
+ */
+static void latency_last_port(devrt_module *module, devrt_device *device, uint32_t ports,
+                              uint32_t rounds)
+{
+    uint32_t group = 0;
+    while (group < ports && (group * 1031u & (ports - 1)) != ports - 1)
+        ++group;
+    uint64_t *samples = allocate(device, (size_t)rounds * sizeof *samples);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds),
+                               DEVRT_ARG_UINT(group)};
+    launch(module, "round_trips_in", group + 1, 1, args, 3);
+    char label[128];
+    snprintf(label, sizeof label, "round trip, 1 lane calling through port %u of %u (1 lane x %u)",
+             ports - 1, ports, rounds);
+    print_row(label, samples, rounds, 1);
+    devrt_mem_free(device, samples);
+}
+
 /* One lane reads a word of host memory `rounds` times, one read at a time. */
 static void host_reads(devrt_module *module, devrt_device *device, uint32_t rounds)
 {
@@ -218,6 +239,7 @@ int main(int argc, char **argv)
         devrt_device_get_info(device, &info);
         uint32_t wave = info.wave_size; /* 32 on NVIDIA and RDNA, 64 on CDNA */
         latency(module, device, "1 lane calling", 1, 1, 2000);
+        latency_last_port(module, device, options.rpc_ports ? options.rpc_ports : 1024, 2000);
         latency(module, device, "1 wave calling", 1, wave, 2000);
         latency(module, device, "all waves calling", 132 * 8, 256, 8);
         round_trip_steps(module, device, wave, 2000);
