@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <ffi.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -268,6 +269,62 @@ static void emu_close(devrt_device *device)
     free(device->backend);
 }
 
+/*
+ * dlopen maps a file once per process, so a second module of an image already loaded (on
+ * this device or another) would share the first one's __devrt_state, and with it the first
+ * module's channel and heap. Such an image is loaded again from a private copy, as a GPU
+ * loads each module into memory of its own. The lock makes "loaded already?" and the load
+ * one step for threads loading at once.
+ */
+static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* dlopen a copy of PATH in an anonymous file, which no other load can share. */
+static void *open_copy(const char *path)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    int out = memfd_create("devrt-emu-image", MFD_CLOEXEC);
+    void *handle = NULL;
+    char buffer[65536], name[64];
+    ssize_t n = 0;
+    if (in >= 0 && out >= 0) {
+        while ((n = read(in, buffer, sizeof buffer)) > 0)
+            if (write(out, buffer, (size_t)n) != n) {
+                n = -1;
+                break;
+            }
+    }
+    if (in < 0 || out < 0 || n < 0) {
+        devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot copy it to load it a second time: %s", path,
+                   strerror(errno));
+    } else {
+        snprintf(name, sizeof name, "/proc/self/fd/%d", out);
+        handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!handle)
+            devrt_fail(DEVRT_ERROR_IMAGE, "%s (a copy of %s)", dlerror(), path);
+    }
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out); /* the mapping keeps the copy */
+    return handle;
+}
+
+static int open_image(struct emu_module *m, const char *path)
+{
+    pthread_mutex_lock(&image_lock);
+    void *loaded = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (loaded) {
+        dlclose(loaded); /* RTLD_NOLOAD counted a reference too */
+        m->handle = open_copy(path);
+    } else {
+        m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!m->handle)
+            devrt_fail(DEVRT_ERROR_IMAGE, "%s", dlerror());
+    }
+    pthread_mutex_unlock(&image_lock);
+    return m->handle ? DEVRT_SUCCESS : DEVRT_ERROR_IMAGE;
+}
+
 static int emu_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     struct emu_module *m = calloc(1, sizeof *m);
@@ -277,10 +334,9 @@ static int emu_load(devrt_module *module, const char *path, struct devrt_state *
     char local[4096];
     if (!strchr(path, '/') && snprintf(local, sizeof local, "./%s", path) < (int)sizeof local)
         path = local;
-    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!m->handle) {
+    if (open_image(m, path) != DEVRT_SUCCESS) {
         free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s", dlerror());
+        return DEVRT_ERROR_IMAGE;
     }
     *state_variable = dlsym(m->handle, DEVRT_STATE_SYMBOL);
     m->enter = (devrt_emu_enter_fn *)dlsym(m->handle, DEVRT_EMU_ENTER_SYMBOL);
