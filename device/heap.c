@@ -64,7 +64,28 @@ static void remember_slab(struct devrt_heap *heap, uint64_t base)
 }
 
 /*
- * Ask the host for a slab of blocks of `block_size`, laid out and empty. Only the calling
+ * Write an empty slab's header and bitmap as the host's reply lays them out. The host does
+ * not: its copy would be work on the GPU, queued behind the kernel waiting for the slab.
+ * The memory is fresh from the host's reserve and no other wave knows the slab until
+ * new_slab publishes it with a release, so plain stores do.
+ */
+static void lay_out_slab(struct devrt_slab *slab, const struct devrt_heap_grow_reply *reply)
+{
+    /* A word at a time: a whole copy would hold the header in registers the allocator's
+       callers pay for. */
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#endif
+    for (uint32_t i = 0; i < sizeof reply->header / 4; ++i)
+        ((uint32_t *)slab)[i] = reply->header[i];
+    uint32_t count = slab->block_count;
+    /* Blocks past the end are marked taken, so claiming never looks at them. */
+    for (uint32_t i = 0, first = 0; i < reply->bitmap_words; ++i, first += 32)
+        slab->bitmap[i] = first >= count ? ~0u : count - first >= 32 ? 0u : ~0u << (count - first);
+}
+
+/*
+ * Ask the host for a slab of blocks of `block_size` and lay it out, empty. Only the calling
  * lane takes part, and the request is one word, so it is written in place: the general
  * streaming send would cost the allocator's callers registers.
  */
@@ -76,12 +97,23 @@ static struct devrt_slab *request_slab(uint32_t block_size)
     port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox, port.lanes,
                                     DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
     devrt_rpc_wait(port.channel, port.index, port.outbox);
-    uint64_t slab = port.buffer->header.flags == DEVRT_RPC_OK ? packet->word[0] : 0;
+    /* Laid out while the port is ours: the next holder may overwrite the reply. */
+    const struct devrt_heap_grow_reply *reply = (const struct devrt_heap_grow_reply *)packet;
+    struct devrt_slab *slab =
+        (struct devrt_slab *)(uintptr_t)(port.buffer->header.flags == DEVRT_RPC_OK ? reply->slab
+                                                                                   : 0);
+    if (slab)
+        lay_out_slab(slab, reply);
     devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);
-    return (struct devrt_slab *)(uintptr_t)slab;
+    return slab;
 }
 
-/* A new slab from the host, made known to free; the caller is its only user yet. */
+/*
+ * A new slab from the host, laid out, then made known: its entry in the lookup set (for
+ * free) and in the list (for the search) are stored with a release, so a wave that finds
+ * it by either, with an acquire, reads the header written before. The caller is its only
+ * user until then.
+ */
 static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
 {
     if (devrt_atomic_load(&heap->slab_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE) >=
@@ -262,9 +294,6 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
                 if (slab)
                     reserved = reserve(slab, count - served, &word);
             }
-            /* A reused large slab takes the size of its new block; only its owner frees it. */
-            if (large && reserved)
-                slab->block_size = block_size;
         }
         slab = (struct devrt_slab *)(uintptr_t)broadcast_u64(group, (uint64_t)(uintptr_t)slab);
         reserved = devrt_arch_read_first_sync(group, reserved);
@@ -272,8 +301,18 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
             break; /* exhausted */
         for (uint32_t end = served + reserved; served < end;) {
             uint32_t won = 0;
-            if (leader)
+            if (leader) {
                 won = claim(slab, end - served, &word);
+                /*
+                 * A reused large slab takes the size of its new block. Stored only after the
+                 * claim: its acquire fetch-or reads the bit the last block's free cleared with
+                 * a release, so that free's reads of the old size happen before this store.
+                 * Whoever frees the new block got the pointer from this lane, after it.
+                 */
+                if (large && won)
+                    devrt_atomic_store(&slab->block_size, block_size, __ATOMIC_RELAXED,
+                                       DEVRT_SCOPE_DEVICE);
+            }
             won = devrt_arch_read_first_sync(group, won);
             uint32_t at = devrt_arch_read_first_sync(group, word);
             uint32_t n = (uint32_t)__builtin_popcount(won);
@@ -348,8 +387,14 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
         /* offset / block_size by a multiply: offsets and sizes are small multiples of 16. */
         uint32_t index = (uint32_t)(((uint64_t)(offset >> 4) * slab->reciprocal) >> 24);
         uint32_t bit = 1u << (index % 32);
+        /*
+         * Read once, before the bit is cleared: after it, the slab (a large one) may be
+         * reused and its size rewritten (allocate_group).
+         */
+        uint32_t block_size =
+            devrt_atomic_load(&slab->block_size, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         why = "free of a pointer into the middle of a block";
-        if (within >= slab->data_offset && index * slab->block_size == offset &&
+        if (within >= slab->data_offset && index * block_size == offset &&
             index < slab->block_count) {
             code = DEVRT_EXCEPTION_DOUBLE_FREE;
             why = "double free";
@@ -357,7 +402,7 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
                                        DEVRT_SCOPE_DEVICE) &
                 bit) {
                 devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
-                devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)slab->block_size,
+                devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)block_size,
                                        __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 return;
             }
@@ -383,7 +428,8 @@ static uint64_t block_capacity(const void *ptr)
 {
     const struct devrt_slab *slab =
         (const struct devrt_slab *)(uintptr_t)((uint64_t)(uintptr_t)ptr & ~SLAB_MASK);
-    return slab->block_size;
+    /* Only the block's owner reallocates it, so no other store can race this load. */
+    return devrt_atomic_load(&slab->block_size, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
 }
 
 void *devrt_realloc(void *ptr, size_t size)

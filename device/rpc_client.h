@@ -84,8 +84,20 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *ch
      * of a microsecond or more on a discrete GPU) and no fence per poll. The emulation
      * polls with acquire loads instead, the form ThreadSanitizer understands.
      */
+#if defined(DEVRT_CONTROL_PLAIN_POLL)
+    /*
+     * A control build for the memory-model test (tests/codegen/memory_model.py), never
+     * shipped: a plain load, kept in the loop only by a compiler barrier, may read a cached
+     * inbox forever. The test must refuse it.
+     */
+    while (*inbox != outbox) {
+        __asm__ volatile("" ::: "memory");
+        devrt_arch_sleep();
+    }
+#else
     while (devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != outbox)
         devrt_arch_sleep();
+#endif
     devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
 }
 

@@ -12,6 +12,7 @@ packages=(
     "clang-format-$llvm" # the one formatter version the sources follow (tests/style)
     "llvm-$llvm-dev"    # LLVM-C and libLLVM, for the JIT example (examples/jit)
     libhsa-runtime-dev  # HSA backend of the host runtime
+    libamdhip64-dev     # HIP 5.2.3's headers: devrt_hip_attach, and its unit tests' fake HIP
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report
     libelf-dev          # devrt-leaks and the runtime read ELF through elfutils
     libmsgpack-dev      # the runtime reads amdgcn code objects' metadata (msgpack-c)

@@ -479,6 +479,15 @@ void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *m)
     free(m);
 }
 
+uint32_t devrt_amdgpu_rpc_lanes(const struct devrt_amdgpu_metadata *m, uint32_t device_wave)
+{
+    uint32_t widest = 0;
+    for (size_t i = 0; i < m->kernel_count; ++i)
+        if (m->kernels[i].wavefront_size > widest)
+            widest = m->kernels[i].wavefront_size;
+    return widest ? widest : device_wave;
+}
+
 const struct devrt_amdgpu_kernel *
 devrt_amdgpu_metadata_kernel(const struct devrt_amdgpu_metadata *m, const char *name)
 {

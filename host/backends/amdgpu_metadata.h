@@ -78,6 +78,14 @@ int devrt_amdgpu_metadata_read(const void *image, size_t size, const char *path,
                                struct devrt_amdgpu_metadata **metadata);
 void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *metadata);
 
+/*
+ * The most lanes an RPC request from this code object's kernels may name: its widest
+ * kernel's .wavefront_size, or DEVICE_WAVE when it lists no kernel. Not the GPU's wave size:
+ * on gfx10 and later a kernel built with -mwavefrontsize64 runs waves of 64 where the agent
+ * reports 32.
+ */
+uint32_t devrt_amdgpu_rpc_lanes(const struct devrt_amdgpu_metadata *metadata, uint32_t device_wave);
+
 /* The kernel named NAME (its source name), or NULL. */
 const struct devrt_amdgpu_kernel *
 devrt_amdgpu_metadata_kernel(const struct devrt_amdgpu_metadata *metadata, const char *name);

@@ -17,11 +17,7 @@
  *
  * The doorbell. A GPU cannot interrupt a host thread the way an HSA signal does, so the
  * device sets a word in host memory (doorbell->count) after each request and the server
- * polls it while it waits: first by spinning for DEVRT_CUDA_SPIN_NS, which covers the gap
- * between the requests of a busy kernel, then by sleeping for a time that doubles from
- * 2 us up to DEVRT_CUDA_MAX_SLEEP_NS (1 ms). A kernel that sends nothing therefore costs
- * the server about a thousand short wake-ups a second, and the first request after a
- * quiet spell waits at most about a millisecond.
+ * polls it while it waits (devrt_polled_wait_doorbell, server.c).
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -29,17 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <time.h>
+
+#include <devrt/cuda.h>
 
 #include "runtime.h"
 
-#define DEVRT_CUDA_SPIN_NS 100000ull
-#define DEVRT_CUDA_MIN_SLEEP_NS 2000ull
-#define DEVRT_CUDA_MAX_SLEEP_NS 1000000ull
 /* At most this many freed allocations, and bytes, are kept for the next module load. */
 #define DEVRT_CUDA_CACHED 32
 #define DEVRT_CUDA_CACHED_BYTES (64u << 20)
+#define DEVRT_CUDA_HOST_SIZES 64
 
 /* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
 #define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
@@ -53,6 +47,9 @@
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuDevicePrimaryCtxSetFlags)                                                                  \
     X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuCtxSynchronize)                                                                            \
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
     X(cuStreamSynchronize)                                                                         \
@@ -141,6 +138,16 @@ struct cuda_backend {
         enum devrt_memory memory;
     } cached[DEVRT_CUDA_CACHED];
     size_t cached_count, cached_bytes;
+    /*
+     * The sizes of mapped host memory handed out (under cache_lock), which the driver will
+     * not tell cuda_free (measured on the H200: each load pinned its 4 MiB of RPC buffers
+     * anew, 2 ms). Allocations past the table's room are freed, not kept.
+     */
+    struct cuda_host_size {
+        void *ptr;
+        size_t size;
+    } host_sizes[DEVRT_CUDA_HOST_SIZES];
+    size_t host_size_count;
     bool zero_pending;
     char name[256];
     int major, minor; /* compute capability */
@@ -177,16 +184,23 @@ static struct cuda_backend *bind(devrt_device *device)
     return b;
 }
 
+static bool host_visible(enum devrt_memory memory)
+{
+    return memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
+}
+
 /* A block freed earlier, as large or a little larger, of the same memory; or NULL. */
-static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory)
+static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory,
+                         size_t *taken)
 {
     void *ptr = NULL;
-    bool host = memory == DEVRT_MEMORY_HOST;
+    bool host = host_visible(memory);
     pthread_mutex_lock(&b->cache_lock);
     for (size_t i = 0; i < b->cached_count; ++i)
         if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
-            (b->cached[i].memory == DEVRT_MEMORY_HOST) == host) {
+            host_visible(b->cached[i].memory) == host) {
             ptr = b->cached[i].ptr;
+            *taken = b->cached[i].size;
             b->cached_bytes -= b->cached[i].size;
             b->cached[i] = b->cached[--b->cached_count];
             break;
@@ -208,11 +222,53 @@ static int zero_device(struct cuda_backend *b, CUdeviceptr ptr, size_t size)
     return 0;
 }
 
+static void remember_host_size(struct cuda_backend *b, void *ptr, size_t size)
+{
+    pthread_mutex_lock(&b->cache_lock);
+    if (b->host_size_count < DEVRT_CUDA_HOST_SIZES)
+        b->host_sizes[b->host_size_count++] = (struct cuda_host_size){ptr, size};
+    pthread_mutex_unlock(&b->cache_lock);
+}
+
+/* The size remember_host_size kept for PTR, forgotten now; 0 if none. */
+static size_t forget_host_size(struct cuda_backend *b, void *ptr)
+{
+    size_t size = 0;
+    pthread_mutex_lock(&b->cache_lock);
+    for (size_t i = 0; i < b->host_size_count; ++i)
+        if (b->host_sizes[i].ptr == ptr) {
+            size = b->host_sizes[i].size;
+            b->host_sizes[i] = b->host_sizes[--b->host_size_count];
+            break;
+        }
+    pthread_mutex_unlock(&b->cache_lock);
+    return size;
+}
+
+/* Pinned host memory that the device sees at the host's address (unified addressing). */
+static void *map_host(size_t size)
+{
+    void *ptr = NULL;
+    if (cu.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+        CUDA_SUCCESS)
+        return NULL;
+    CUdeviceptr mapped = 0;
+    if (cu.cuMemHostGetDevicePointer(&mapped, ptr, 0) != CUDA_SUCCESS ||
+        (void *)(uintptr_t)mapped != ptr) {
+        cu.cuMemFreeHost(ptr);
+        return NULL;
+    }
+    return ptr;
+}
+
 static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct cuda_backend *b = bind(device);
-    void *cached = take_cached(b, size, memory);
+    size_t taken = 0;
+    void *cached = take_cached(b, size, memory, &taken);
     if (cached) {
+        if (host_visible(memory))
+            remember_host_size(b, cached, taken);
         if (memory == DEVRT_MEMORY_HOST)
             memset(cached, 0, size);
         else if (memory == DEVRT_MEMORY_DEVICE &&
@@ -220,7 +276,7 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
             return cu.cuMemFree((CUdeviceptr)(uintptr_t)cached), NULL;
         return cached;
     }
-    if (memory != DEVRT_MEMORY_HOST) {
+    if (!host_visible(memory)) {
         CUdeviceptr ptr = 0;
         if (cu.cuMemAlloc(&ptr, size) != CUDA_SUCCESS)
             return NULL;
@@ -230,24 +286,18 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
         }
         return (void *)(uintptr_t)ptr;
     }
-    void *ptr = NULL;
-    if (cu.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
-        CUDA_SUCCESS)
+    void *ptr = map_host(size);
+    if (!ptr)
         return NULL;
-    /* Under unified addressing the device sees the memory at the host's address. */
-    CUdeviceptr mapped = 0;
-    if (cu.cuMemHostGetDevicePointer(&mapped, ptr, 0) != CUDA_SUCCESS ||
-        (void *)(uintptr_t)mapped != ptr) {
-        cu.cuMemFreeHost(ptr);
-        return NULL;
-    }
-    memset(ptr, 0, size);
+    if (memory == DEVRT_MEMORY_HOST)
+        memset(ptr, 0, size);
+    remember_host_size(b, ptr, size);
     return ptr;
 }
 
 static void release_memory(void *ptr, enum devrt_memory memory)
 {
-    if (memory != DEVRT_MEMORY_HOST)
+    if (!host_visible(memory))
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
@@ -259,10 +309,17 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     if (!ptr)
         return;
     struct cuda_backend *b = bind(device);
-    CUdeviceptr start = 0;
+    CUdeviceptr start = 0, at = (CUdeviceptr)(uintptr_t)ptr;
     size_t size = 0;
-    if (cu.cuMemGetAddressRange(&start, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
-        start == (CUdeviceptr)(uintptr_t)ptr && size < DEVRT_CUDA_CACHED_BYTES) {
+    bool known;
+    if (host_visible(memory)) {
+        size = forget_host_size(b, ptr);
+        start = at;
+        known = size != 0;
+    } else {
+        known = cu.cuMemGetAddressRange(&start, &size, at) == CUDA_SUCCESS;
+    }
+    if (known && start == at && size < DEVRT_CUDA_CACHED_BYTES) {
         pthread_mutex_lock(&b->cache_lock);
         bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
                     b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;
@@ -306,11 +363,8 @@ static int known_range(uintptr_t address, size_t size, bool *host)
  * (device to host, host to device): the driver then refuses an address that is no device
  * memory with an error instead of reading or writing the host's.
  */
-static int copy(devrt_device *device, void *dst, const void *src, size_t size, bool read)
+static int copy_on(CUstream stream, void *dst, const void *src, size_t size, bool read)
 {
-    if (size == 0)
-        return 0;
-    struct cuda_backend *b = bind(device);
     bool host = false;
     CUresult r;
     if (known_range((uintptr_t)(read ? src : dst), size, &host) == 0) {
@@ -319,13 +373,21 @@ static int copy(devrt_device *device, void *dst, const void *src, size_t size, b
             return 0;
         }
         r = cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, size,
-                             b->copy);
+                             stream);
     } else if (read) {
-        r = cu.cuMemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, size, b->copy);
+        r = cu.cuMemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)src, size, stream);
     } else {
-        r = cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size, b->copy);
+        r = cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size, stream);
     }
-    if (r != CUDA_SUCCESS || cu.cuStreamSynchronize(b->copy) != CUDA_SUCCESS)
+    return r == CUDA_SUCCESS && cu.cuStreamSynchronize(stream) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int copy(devrt_device *device, void *dst, const void *src, size_t size, bool read)
+{
+    if (size == 0)
+        return 0;
+    struct cuda_backend *b = bind(device);
+    if (copy_on(b->copy, dst, src, size, read) != 0)
         return -1;
     __atomic_store_n(&b->zero_pending, false, __ATOMIC_RELAXED);
     return 0;
@@ -659,62 +721,6 @@ static void cuda_stream_destroy(devrt_stream *stream)
     cu.cuStreamDestroy((CUstream)stream->backend);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-static uint64_t cuda_arm_doorbell(devrt_device *device)
-{
-    (void)device;
-    return 0;
-}
-
-/* See the top of this file: spin, then sleep for longer and longer, until rung or timed out. */
-static void cuda_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
-{
-    (void)armed;
-    if (!timeout_ms)
-        return;
-    static _Thread_local bool slack_set;
-    if (!slack_set) {
-        /* Sleeps of microseconds, not the default 50 us of timer slack. */
-        prctl(PR_SET_TIMERSLACK, 1000ul, 0ul, 0ul, 0ul);
-        slack_set = true;
-    }
-    uint32_t *word = &device->doorbell->count;
-    uint64_t start = now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
-    uint64_t elapsed = 0, sleep = DEVRT_CUDA_MIN_SLEEP_NS;
-    while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
-        elapsed = now_ns() - start;
-        if (elapsed >= limit)
-            return;
-        if (elapsed < DEVRT_CUDA_SPIN_NS) {
-            relax();
-            continue;
-        }
-        struct timespec pause = {0, (long)sleep};
-        nanosleep(&pause, NULL);
-        sleep = sleep * 2 < DEVRT_CUDA_MAX_SLEEP_NS ? sleep * 2 : DEVRT_CUDA_MAX_SLEEP_NS;
-    }
-    /* A full barrier: the server's next look at the ports comes after the clear. */
-    __atomic_exchange_n(word, 0u, __ATOMIC_SEQ_CST);
-}
-
-static void cuda_ring_doorbell(devrt_device *device)
-{
-    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-}
-
 /* The memory size needs a driver function devrt does not otherwise use: left unknown. */
 static void cuda_describe(const devrt_device *device, struct devrt_device_info *info)
 {
@@ -737,8 +743,142 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .enqueue = cuda_enqueue,
     .complete = cuda_complete,
     .release = cuda_release,
-    .arm_doorbell = cuda_arm_doorbell,
-    .wait_doorbell = cuda_wait_doorbell,
-    .ring_doorbell = cuda_ring_doorbell,
+    .arm_doorbell = devrt_polled_arm_doorbell,
+    .wait_doorbell = devrt_polled_wait_doorbell,
+    .ring_doorbell = devrt_polled_ring_doorbell,
     .describe = cuda_describe,
 };
+
+/*
+ * devrt_cuda_attach (<devrt/cuda.h>): the handful of calls attach.c needs, in the
+ * program's context. Copies go on a stream of their own that does not synchronize with
+ * the legacy default stream, so that the server copies while the program's kernels wait.
+ */
+struct cuda_attachment {
+    CUcontext context;
+    CUmodule module;
+    CUstream copy;
+};
+
+static int attached_find_global(void *context, const char *name, void **address, size_t *size)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    CUdeviceptr ptr = 0;
+    if (cu.cuModuleGetGlobal(&ptr, size, a->module, name) != CUDA_SUCCESS)
+        return -1;
+    *address = (void *)(uintptr_t)ptr;
+    return 0;
+}
+
+static void *attached_alloc_device(void *context, size_t size)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    CUdeviceptr ptr = 0;
+    return cu.cuMemAlloc(&ptr, size) == CUDA_SUCCESS ? (void *)(uintptr_t)ptr : NULL;
+}
+
+static void attached_free_device(void *context, void *ptr)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
+}
+
+static void *attached_alloc_host(void *context, size_t size)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    return map_host(size);
+}
+
+static void attached_free_host(void *context, void *ptr)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    cu.cuMemFreeHost(ptr);
+}
+
+/* The side the driver knows is the device's; an address it knows on neither is refused. */
+static int attached_copy(void *context, void *dst, const void *src, size_t size)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    bool host;
+    if (known_range((uintptr_t)src, size, &host) == 0)
+        return copy_on(a->copy, dst, src, size, true);
+    if (known_range((uintptr_t)dst, size, &host) == 0)
+        return copy_on(a->copy, dst, src, size, false);
+    return -1;
+}
+
+static int attached_synchronize(void *context)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    CUresult r = cu.cuCtxSynchronize();
+    return r == CUDA_SUCCESS ? 0 : cuda_failed(DEVRT_ERROR_BACKEND, r, "cuCtxSynchronize");
+}
+
+static void attached_release(void *context)
+{
+    struct cuda_attachment *a = context;
+    cu.cuCtxSetCurrent(a->context);
+    cu.cuStreamDestroy(a->copy);
+    free(a);
+}
+
+int devrt_cuda_attach(CUmodule module, const struct devrt_device_options *options,
+                      devrt_module **attached)
+{
+    if (attached)
+        *attached = NULL;
+    if (!module || !attached)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_cuda_attach: missing argument");
+    pthread_once(&cu_once, open_driver);
+    if (!cu.library)
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: %s", cu.error);
+    struct cuda_attachment *a = calloc(1, sizeof *a);
+    if (!a)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for an attachment");
+    a->module = module;
+    CUdevice device = 0;
+    int warp = 0, unified = 0, maps = 0;
+    CUresult r = cu.cuCtxGetCurrent(&a->context);
+    if (r == CUDA_SUCCESS && !a->context)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS)
+        r = cu.cuCtxGetDevice(&device);
+    if (r == CUDA_SUCCESS) {
+        cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, device);
+        cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, device);
+        cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, device);
+        r = cu.cuStreamCreate(&a->copy, CU_STREAM_NON_BLOCKING);
+    }
+    if (r != CUDA_SUCCESS) {
+        free(a);
+        return cuda_failed(DEVRT_ERROR_BACKEND, r,
+                           "devrt_cuda_attach: no current context with the module's device");
+    }
+    if (!unified || !maps) {
+        attached_release(a);
+        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: the device lacks unified addressing or "
+                                                 "mapped host memory, which devrt needs");
+    }
+    char name[64];
+    snprintf(name, sizeof name, "CUDA module %p", (void *)module);
+    const struct devrt_attach_api api = {
+        .backend = DEVRT_BACKEND_CUDA,
+        .wave_size = (uint32_t)warp,
+        .find_global = attached_find_global,
+        .alloc_device = attached_alloc_device,
+        .free_device = attached_free_device,
+        .alloc_host = attached_alloc_host,
+        .free_host = attached_free_host,
+        .copy = attached_copy,
+        .synchronize = attached_synchronize,
+        .release = attached_release,
+    };
+    return devrt_attach(&api, a, name, options, attached);
+}

@@ -162,15 +162,34 @@ static int emu_copy(void *dst, const void *src, size_t size)
     return -1;
 }
 
+/*
+ * A copy of device memory on the path that serves the device would be work on a GPU (a
+ * blit on HSA), which can wait behind the kernel whose waves wait for the reply, and then
+ * neither ends. The emulation has no such queue, so it refuses the copy instead, and every
+ * emulation test shows a handler that makes one.
+ */
+static int refuse_while_serving(devrt_device *device, const char *what)
+{
+    if (!devrt_server_serving(device))
+        return 0;
+    devrt_fail(DEVRT_ERROR_BACKEND,
+               "the emulation refuses to %s device memory while the server serves a request: on "
+               "a GPU that copy can wait behind the kernel that waits for the reply",
+               what);
+    return -1;
+}
+
 static int emu_read(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    (void)device;
+    if (refuse_while_serving(device, "read") != 0)
+        return -1;
     return emu_copy(dst, src, size);
 }
 
 static int emu_write(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    (void)device;
+    if (refuse_while_serving(device, "write") != 0)
+        return -1;
     memcpy(dst, src, size);
     return 0;
 }

@@ -314,16 +314,18 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
 {
     struct hsa_backend *b = device->backend;
     void *ptr = NULL;
-    hsa_amd_memory_pool_t pool = memory == DEVRT_MEMORY_HOST ? b->fine : b->coarse;
+    bool host = memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
+    hsa_amd_memory_pool_t pool = host ? b->fine : b->coarse;
     if (hsa.hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
-    if (memory == DEVRT_MEMORY_HOST) {
+    if (host) {
         /* Memory the GPU may not reach is no use: it would fault the first kernel. */
         if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ptr) != HSA_STATUS_SUCCESS) {
             hsa.hsa_amd_memory_pool_free(ptr);
             return NULL;
         }
-        memset(ptr, 0, size);
+        if (memory == DEVRT_MEMORY_HOST)
+            memset(ptr, 0, size);
     } else if (memory == DEVRT_MEMORY_DEVICE) {
         if (hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4) != HSA_STATUS_SUCCESS) {
             hsa.hsa_amd_memory_pool_free(ptr);

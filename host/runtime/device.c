@@ -34,6 +34,7 @@ const char *devrt_backend_name(enum devrt_backend backend)
     case DEVRT_BACKEND_HSA: return "hsa";
     case DEVRT_BACKEND_EMU: return "emu";
     case DEVRT_BACKEND_CUDA: return "cuda";
+    case DEVRT_BACKEND_HIP: return "hip";
     }
     return "unknown";
 }
@@ -62,11 +63,45 @@ enum devrt_backend devrt_image_backend(const char *path)
     return DEVRT_BACKEND_AUTO;
 }
 
-static uint64_t now_ns(void)
+uint64_t devrt_now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
+                        const struct devrt_device_options *options, devrt_device **out)
+{
+    devrt_device *device = calloc(1, sizeof *device);
+    if (!device)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
+    device->ops = ops;
+    device->backend = backend;
+    if (options) {
+        device->rpc_ports = options->rpc_ports;
+        device->heap_initial_bytes = options->heap_initial_bytes;
+        device->heap_max_bytes = options->heap_max_bytes;
+        device->options = *options;
+    }
+    uint64_t start = devrt_now_ns();
+    int status = ops->open(device, index);
+    if (status != DEVRT_SUCCESS) {
+        free(device);
+        return status;
+    }
+    uint64_t opened = devrt_now_ns();
+    status = devrt_server_start(device);
+    if (status != DEVRT_SUCCESS) {
+        ops->close(device);
+        free(device);
+        return status;
+    }
+    devrt_launches_init(device);
+    device->open_driver_ns = opened - start;
+    device->open_runtime_ns = devrt_now_ns() - opened;
+    *out = device;
+    return DEVRT_SUCCESS;
 }
 
 int devrt_device_open(enum devrt_backend backend, int index,
@@ -79,34 +114,7 @@ int devrt_device_open(enum devrt_backend backend, int index,
     if (!ops)
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",
                           devrt_backend_name(backend));
-    devrt_device *device = calloc(1, sizeof *device);
-    if (!device)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
-    device->ops = ops;
-    if (options) {
-        device->rpc_ports = options->rpc_ports;
-        device->heap_initial_bytes = options->heap_initial_bytes;
-        device->heap_max_bytes = options->heap_max_bytes;
-        device->options = *options;
-    }
-    uint64_t start = now_ns();
-    int status = ops->open(device, index);
-    if (status != DEVRT_SUCCESS) {
-        free(device);
-        return status;
-    }
-    uint64_t opened = now_ns();
-    status = devrt_server_start(device);
-    if (status != DEVRT_SUCCESS) {
-        ops->close(device);
-        free(device);
-        return status;
-    }
-    devrt_launches_init(device);
-    device->open_driver_ns = opened - start;
-    device->open_runtime_ns = now_ns() - opened;
-    *out = device;
-    return DEVRT_SUCCESS;
+    return devrt_device_create(ops, NULL, index, options, out);
 }
 
 void devrt_device_close(devrt_device *device)

@@ -20,7 +20,7 @@ static uint64_t align_up(uint64_t value, uint64_t alignment)
 }
 
 /*
- * Device memory aligned to a slab, not zeroed (lay_out_slab writes what a slab needs); the
+ * Device memory aligned to a slab, not zeroed (the device writes what a slab needs); the
  * chunk list keeps what must be freed.
  */
 static void *allocate_chunk(devrt_module *module, size_t bytes)
@@ -58,10 +58,18 @@ static void lay_out_classes(struct devrt_heap_class classes[DEVRT_HEAP_CLASS_COU
     }
 }
 
-int devrt_heap_attach(devrt_module *module)
+/* The slab table's and the lookup set's entries for a heap of at most MAX_BYTES. */
+static void table_entries(uint64_t max_bytes, uint32_t *capacity, uint32_t *lookup_size)
+{
+    *capacity = (uint32_t)(max_bytes / DEVRT_HEAP_SLAB_BYTES);
+    *lookup_size = 2;
+    while (*lookup_size < 2 * *capacity)
+        *lookup_size *= 2;
+}
+
+size_t devrt_heap_plan(devrt_module *module)
 {
     devrt_device *device = module->device;
-    const struct devrt_backend_ops *ops = device->ops;
     struct devrt_module_heap *h = &module->heap;
     h->max_bytes = align_up(device->heap_max_bytes ? device->heap_max_bytes : DEFAULT_MAX_BYTES,
                             DEVRT_HEAP_SLAB_BYTES);
@@ -69,28 +77,29 @@ int devrt_heap_attach(devrt_module *module)
         device->heap_initial_bytes ? device->heap_initial_bytes : DEFAULT_INITIAL_BYTES;
     h->reserve_bytes =
         align_up(initial < h->max_bytes ? initial : h->max_bytes, DEVRT_HEAP_SLAB_BYTES);
+    uint32_t capacity, lookup_size;
+    table_entries(h->max_bytes, &capacity, &lookup_size);
+    return capacity * sizeof(uint64_t) + lookup_size * sizeof(uint32_t);
+}
 
-    uint32_t capacity = (uint32_t)(h->max_bytes / DEVRT_HEAP_SLAB_BYTES);
-    uint32_t lookup_size = 2;
-    while (lookup_size < 2 * capacity)
-        lookup_size *= 2;
-    struct devrt_heap heap = {
-        .slab_capacity = capacity,
-        .lookup_mask = lookup_size - 1,
-        /* Block sizes are 32 bits in a slab's header. */
-        .max_block = h->max_bytes - DEVRT_HEAP_LARGE_OFFSET < UINT32_MAX - 15
-                         ? h->max_bytes - DEVRT_HEAP_LARGE_OFFSET
-                         : UINT32_MAX - 15,
-    };
+int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
+                      void *tables)
+{
+    struct devrt_module_heap *h = &module->heap;
+    uint32_t capacity, lookup_size;
+    table_entries(h->max_bytes, &capacity, &lookup_size);
+    heap->slab_capacity = capacity;
+    heap->lookup_mask = lookup_size - 1;
+    /* Block sizes are 32 bits in a slab's header. */
+    heap->max_block = h->max_bytes - DEVRT_HEAP_LARGE_OFFSET < UINT32_MAX - 15
+                          ? h->max_bytes - DEVRT_HEAP_LARGE_OFFSET
+                          : UINT32_MAX - 15;
+    heap->slabs = tables;
+    heap->lookup = (uint32_t *)(heap->slabs + capacity);
     lay_out_classes(h->classes);
-    heap.slabs = ops->alloc(device, capacity * sizeof(uint64_t), DEVRT_MEMORY_DEVICE);
-    heap.lookup = ops->alloc(device, lookup_size * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
-    h->device_heap = ops->alloc(device, sizeof heap, DEVRT_MEMORY_DEVICE);
-    h->slabs = heap.slabs;
-    h->lookup = heap.lookup;
+    h->device_heap = device_heap;
     h->reserve = h->reserve_bytes ? allocate_chunk(module, h->reserve_bytes) : NULL;
-    if (!heap.slabs || !heap.lookup || !h->device_heap || (h->reserve_bytes && !h->reserve) ||
-        ops->write(device, h->device_heap, &heap, sizeof heap) != 0) {
+    if (h->reserve_bytes && !h->reserve) {
         devrt_heap_detach(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no device memory for a heap of %zu bytes",
                           h->reserve_bytes);
@@ -105,9 +114,6 @@ void devrt_heap_detach(devrt_module *module)
     struct devrt_module_heap *h = &module->heap;
     for (size_t i = 0; i < h->chunk_count; ++i)
         device->ops->free(device, h->chunks[i], DEVRT_MEMORY_DEVICE_RAW);
-    device->ops->free(device, h->slabs, DEVRT_MEMORY_DEVICE);
-    device->ops->free(device, h->lookup, DEVRT_MEMORY_DEVICE);
-    device->ops->free(device, h->device_heap, DEVRT_MEMORY_DEVICE);
     free(h->chunks);
     memset(h, 0, sizeof *h);
 }
@@ -150,8 +156,13 @@ static uint64_t reserve_pages(devrt_module *module, uint32_t pages)
     return address;
 }
 
-/* Write the header and bitmap of an empty slab for blocks of `block_size`. */
-static int lay_out_slab(devrt_module *module, uint64_t address, uint32_t block_size)
+/*
+ * The layout of an empty slab for blocks of `block_size`, for the device to write: nothing
+ * here touches device memory, since a copy is work on the GPU (a blit on HSA) that can wait
+ * behind the kernel whose waves wait for this reply.
+ */
+static struct devrt_heap_grow_reply slab_layout(const devrt_module *module, uint64_t address,
+                                                uint32_t block_size)
 {
     struct devrt_heap_class layout = {block_size, 1, DEVRT_HEAP_LARGE_OFFSET, 0, 1};
     uint32_t size_class = DEVRT_HEAP_LARGE_CLASS, pages = devrt_heap_large_pages(block_size);
@@ -160,24 +171,19 @@ static int lay_out_slab(devrt_module *module, uint64_t address, uint32_t block_s
         layout = module->heap.classes[size_class];
         pages = 1;
     }
-    size_t bytes = sizeof(struct devrt_slab) + 4 * layout.bitmap_words;
-    struct devrt_slab *slab = calloc(1, bytes);
-    if (!slab)
-        return -1;
-    slab->size_class = size_class;
-    slab->block_size = layout.block_size;
-    slab->block_count = layout.block_count;
-    slab->free_count = layout.block_count;
-    slab->data_offset = layout.data_offset;
-    slab->pages = pages;
-    slab->reciprocal = layout.reciprocal;
-    /* Blocks past the end are marked taken, so claiming never looks at them. */
-    for (uint32_t block = layout.block_count; block < 32 * layout.bitmap_words; ++block)
-        slab->bitmap[block / 32] |= 1u << (block % 32);
-    devrt_device *device = module->device;
-    int status = device->ops->write(device, (void *)(uintptr_t)address, slab, bytes);
-    free(slab);
-    return status;
+    struct devrt_slab header = {
+        .size_class = size_class,
+        .block_size = layout.block_size,
+        .block_count = layout.block_count,
+        .free_count = layout.block_count,
+        .data_offset = layout.data_offset,
+        .pages = pages,
+        .reciprocal = layout.reciprocal,
+    };
+    struct devrt_heap_grow_reply reply = {.slab = address, .bitmap_words = layout.bitmap_words};
+    _Static_assert(sizeof reply.header == sizeof header, "the reply holds the whole header");
+    memcpy(reply.header, &header, sizeof header);
+    return reply;
 }
 
 int devrt_serve_heap_grow(struct devrt_request *request)
@@ -198,9 +204,9 @@ int devrt_serve_heap_grow(struct devrt_request *request)
         }
         uint64_t address =
             reserve_pages(request->module, small ? 1 : devrt_heap_large_pages(block_size));
-        if (address && lay_out_slab(request->module, address, block_size) != 0)
-            address = 0;
-        request->reply[lane].word[0] = address;
+        struct devrt_heap_grow_reply reply = slab_layout(request->module, address, block_size);
+        _Static_assert(sizeof reply <= sizeof request->reply[lane], "a grow reply is one packet");
+        memcpy(&request->reply[lane], &reply, sizeof reply);
     }
     return 0;
 }
@@ -211,8 +217,11 @@ int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_heap_stats: missing argument");
     devrt_device *device = module->device;
     struct devrt_heap heap;
-    if (device->ops->read(device, &heap, module->heap.device_heap, sizeof heap) != 0)
-        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the heap");
+    if (device->ops->read(device, &heap, module->heap.device_heap, sizeof heap) != 0) {
+        char why[512]; /* the backend's reason, out of the buffer devrt_fail writes */
+        snprintf(why, sizeof why, "%s", devrt_last_error());
+        return devrt_fail(DEVRT_ERROR_BACKEND, "cannot read the heap: %s", why);
+    }
     pthread_mutex_lock(&device->server.lock);
     stats->bytes_reserved = module->heap.reserved_bytes;
     pthread_mutex_unlock(&device->server.lock);

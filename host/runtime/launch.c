@@ -84,32 +84,32 @@ struct devrt_exception_record *devrt_launches_attach(devrt_module *module)
     return module->slot;
 }
 
+static void list_append(struct devrt_launch_list *list, struct devrt_launch_entry *e,
+                        enum devrt_launch_list_kind kind)
+{
+    e->link[kind] = (struct devrt_launch_link){.prev = list->tail};
+    *(list->tail ? &list->tail->link[kind].next : &list->head) = e;
+    list->tail = e;
+}
+
+static void list_remove(struct devrt_launch_list *list, struct devrt_launch_entry *e,
+                        enum devrt_launch_list_kind kind)
+{
+    struct devrt_launch_link *link = &e->link[kind];
+    *(link->prev ? &link->prev->link[kind].next : &list->head) = link->next;
+    *(link->next ? &link->next->link[kind].prev : &list->tail) = link->prev;
+}
+
 static void link_entry(devrt_device *device, struct devrt_launch_entry *e)
 {
-    struct devrt_launches *l = &device->launches;
-    e->device_prev = l->tail;
-    if (l->tail)
-        l->tail->device_next = e;
-    else
-        l->head = e;
-    l->tail = e;
-    devrt_stream *s = e->stream;
-    e->stream_prev = s->tail;
-    if (s->tail)
-        s->tail->stream_next = e;
-    else
-        s->head = e;
-    s->tail = e;
+    list_append(&device->launches.launches, e, DEVRT_LAUNCHES_OF_DEVICE);
+    list_append(&e->stream->launches, e, DEVRT_LAUNCHES_OF_STREAM);
 }
 
 static void unlink_entry(devrt_device *device, struct devrt_launch_entry *e)
 {
-    struct devrt_launches *l = &device->launches;
-    *(e->device_prev ? &e->device_prev->device_next : &l->head) = e->device_next;
-    *(e->device_next ? &e->device_next->device_prev : &l->tail) = e->device_prev;
-    devrt_stream *s = e->stream;
-    *(e->stream_prev ? &e->stream_prev->stream_next : &s->head) = e->stream_next;
-    *(e->stream_next ? &e->stream_next->stream_prev : &s->tail) = e->stream_prev;
+    list_remove(&device->launches.launches, e, DEVRT_LAUNCHES_OF_DEVICE);
+    list_remove(&e->stream->launches, e, DEVRT_LAUNCHES_OF_STREAM);
 }
 
 static void free_entry(struct devrt_launch_entry *e)
@@ -164,7 +164,7 @@ static void *stream_main(void *arg)
         if (!e)
             break;
         run_in_order(l, e);
-        s->next_to_run = e->stream_next;
+        s->next_to_run = e->link[DEVRT_LAUNCHES_OF_STREAM].next;
     }
     pthread_mutex_unlock(&l->lock);
     return NULL;
@@ -272,14 +272,14 @@ static int wait_ended(struct devrt_launch_entry *e)
 }
 
 /* The report of a launch that ran, from its record and the module's refused requests. */
-static int make_report(struct devrt_launch_entry *e, struct devrt_launch_report *report)
+static int make_report(struct devrt_launch_entry *e, bool raised,
+                       struct devrt_launch_report *report)
 {
     devrt_module *module = e->module;
     int status = DEVRT_SUCCESS;
     memset(report, 0, sizeof *report);
     report->launch = e->id;
-    /* The launch has ended (an event, a join): its stores to the record are visible. */
-    if (__atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE)) {
+    if (raised) {
         devrt_describe_exception(module, e->kernel, &e->config, e->slot, report);
         status = DEVRT_ERROR_EXCEPTION;
     }
@@ -319,6 +319,9 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     devrt_device *device = module->device;
     struct devrt_launches *l = &device->launches;
     int status = wait_ended(e);
+    /* The launch has ended (an event, a join): its stores to the record are visible. */
+    bool recorded = __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
+    bool raised = status == DEVRT_SUCCESS && recorded;
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     pthread_mutex_unlock(&l->lock);
@@ -329,7 +332,6 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      * A raise, or a fault (DEVRT_ERROR_LAUNCH), ends waves that may hold ports. When no other
      * launch of the module runs, the ports still locked are theirs: take them back.
      */
-    bool raised = status == DEVRT_SUCCESS && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE);
     if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
         char why[256];
         snprintf(why, sizeof why, "%s", devrt_last_error());
@@ -343,12 +345,12 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     if (!report)
         report = &local;
     if (status == DEVRT_SUCCESS)
-        status = make_report(e, report);
+        status = make_report(e, raised, report);
     else
         memset(report, 0, sizeof *report);
 
     pthread_mutex_lock(&l->lock);
-    if (e->slot->word && e->module_order >= module->raised_order) {
+    if (recorded && e->module_order >= module->raised_order) {
         module->raised_slot = e->slot;
         module->raised_order = e->module_order;
     }
@@ -403,9 +405,9 @@ void devrt_launches_detach(devrt_module *module)
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
     for (;;) {
-        struct devrt_launch_entry *e = l->head;
+        struct devrt_launch_entry *e = l->launches.head;
         while (e && (e->module != module || e->finished))
-            e = e->device_next;
+            e = e->link[DEVRT_LAUNCHES_OF_DEVICE].next;
         if (!e)
             break;
         pthread_mutex_unlock(&l->lock);
@@ -429,6 +431,46 @@ void devrt_launches_detach(devrt_module *module)
     module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
     module->slot = module->raised_slot = NULL;
     pthread_mutex_unlock(&l->lock);
+}
+
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report)
+{
+    devrt_device *device = module->device;
+    struct devrt_launches *l = &device->launches;
+    /* The kernels ran as one launch that has ended, whose record is the module's current. */
+    struct devrt_launch_entry e = {
+        .module = module, .kernel = kernel, .config = *config, .ran = true};
+    pthread_mutex_lock(&l->lock);
+    e.slot = module->slot;
+    e.module_order = module->launches_queued++;
+    module->launches_run++;
+    module->slot_owner = &e;
+    module->last = &e;
+    pthread_mutex_unlock(&l->lock);
+    int status = conclude(&e, report);
+    /*
+     * A record that raised stays in the claim word, so no lane can claim it again: the
+     * kernels the program launches next get a fresh one, which the state points at now,
+     * while none of them runs. One that did not raise is clean and stays.
+     */
+    pthread_mutex_lock(&l->lock);
+    if (module->slot == module->raised_slot) {
+        struct devrt_exception_record *fresh = take_slot(module);
+        if (!fresh ||
+            device->ops->write(device, &module->state->exception, &fresh, sizeof fresh) != 0) {
+            if (fresh)
+                module->free_slots[module->free_slot_count++] = fresh;
+            pthread_mutex_unlock(&l->lock);
+            return devrt_fail(DEVRT_ERROR_BACKEND,
+                              "%s: cannot point the state at a new exception record", module->path);
+        }
+        module->free_slots[module->free_slot_count++] = module->slot;
+        module->slot = fresh;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return status;
 }
 
 int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_launch_config *config,
@@ -529,9 +571,9 @@ int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch_wait: no device");
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
-    struct devrt_launch_entry *e = l->head;
+    struct devrt_launch_entry *e = l->launches.head;
     while (e && e->id != launch)
-        e = e->device_next;
+        e = e->link[DEVRT_LAUNCHES_OF_DEVICE].next;
     bool waitable = e && !e->taken;
     if (waitable)
         e->taken = true;
@@ -553,15 +595,15 @@ int devrt_stream_wait(devrt_device *device, devrt_stream *stream,
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
     devrt_stream *s = stream ? stream : l->default_stream;
-    uint64_t last = s && s->tail ? s->tail->id : 0;
+    uint64_t last = s && s->launches.tail ? s->launches.tail->id : 0;
     pthread_mutex_unlock(&l->lock);
     int first = DEVRT_SUCCESS;
     char why[1024] = "";
     for (;;) {
         pthread_mutex_lock(&l->lock);
-        struct devrt_launch_entry *e = s ? s->head : NULL;
+        struct devrt_launch_entry *e = s ? s->launches.head : NULL;
         while (e && e->taken)
-            e = e->stream_next;
+            e = e->link[DEVRT_LAUNCHES_OF_STREAM].next;
         if (e && e->id <= last)
             e->taken = true;
         else

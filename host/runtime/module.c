@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <devrt/attach.h>
+
 #include "runtime.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -37,23 +39,38 @@ static int check_library(devrt_module *module)
     return DEVRT_SUCCESS;
 }
 
+/*
+ * A module's initial device state, in one allocation of device memory so that the backend
+ * zeroes it once and one write sets it up: what __devrt_state points at, the channel and
+ * the heap's control block, followed by the zeroed tables they point at (initial_tables).
+ */
+struct devrt_initial_state {
+    struct devrt_state state;
+    struct devrt_rpc_channel channel;
+    struct devrt_heap heap;
+};
+
+static size_t align_to(size_t value, size_t alignment)
+{
+    return (value + alignment - 1) / alignment * alignment;
+}
+
 static void free_channel(devrt_module *module)
 {
     devrt_device *device = module->device;
-    const struct devrt_backend_ops *ops = device->ops;
-    struct devrt_rpc_channel *c = &module->host_channel;
-    ops->free(device, c->state, DEVRT_MEMORY_DEVICE);
-    ops->free(device, c->outbox, DEVRT_MEMORY_HOST);
-    ops->free(device, c->inbox, DEVRT_MEMORY_HOST);
-    ops->free(device, c->buffers, DEVRT_MEMORY_HOST);
-    ops->free(device, module->channel, DEVRT_MEMORY_DEVICE);
-    ops->free(device, module->state, DEVRT_MEMORY_DEVICE);
+    device->ops->free(device, module->rpc_memory, DEVRT_MEMORY_HOST_RAW);
+    device->ops->free(device, module->initial_state, DEVRT_MEMORY_DEVICE);
+    module->rpc_memory = module->initial_state = NULL;
     free(module->ports);
+    module->ports = NULL;
     devrt_heap_detach(module);
 }
 
-/* Allocate the state block and the channel, then point __devrt_state at the block. */
-static int attach_state(devrt_module *module)
+/*
+ * Reserve the module's memory, then set up its initial state with one write and point
+ * __devrt_state at it with another: the memory step of the load's times began at SINCE.
+ */
+static int attach_state(devrt_module *module, uint64_t since)
 {
     devrt_device *device = module->device;
     const struct devrt_backend_ops *ops = device->ops;
@@ -62,41 +79,77 @@ static int attach_state(devrt_module *module)
         ports *= 2; /* the device picks a port with a mask */
     if (!device->rpc_ports)
         ports = DEVRT_DEFAULT_PORTS;
-    struct devrt_rpc_channel *c = &module->host_channel;
-    c->port_count = ports;
-    c->wave_size = device->wave_size;
-    c->state = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_DEVICE);
-    c->outbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
-    c->inbox = ops->alloc(device, ports * sizeof(uint32_t), DEVRT_MEMORY_HOST);
-    c->buffers = ops->alloc(device, ports * sizeof(struct devrt_rpc_buffer), DEVRT_MEMORY_HOST);
-    c->doorbell = device->doorbell;
-    module->channel = ops->alloc(device, sizeof *c, DEVRT_MEMORY_DEVICE);
-    module->state = ops->alloc(device, sizeof *module->state, DEVRT_MEMORY_DEVICE);
+    /* Device memory: the initial state, the ports' state words, the heap's tables. */
+    size_t port_words = align_to(sizeof(struct devrt_initial_state), 128);
+    size_t heap_tables = align_to(port_words + ports * sizeof(uint32_t), 128);
+    size_t device_bytes = heap_tables + devrt_heap_plan(module);
+    /* Host-visible memory: the buffers, then the mailboxes, the only part read before written. */
+    size_t buffer_bytes = ports * sizeof(struct devrt_rpc_buffer);
+    size_t mailbox_bytes = 2 * ports * sizeof(uint32_t);
+    char *initial = ops->alloc(device, device_bytes, DEVRT_MEMORY_DEVICE);
+    char *rpc = ops->alloc(device, buffer_bytes + mailbox_bytes, DEVRT_MEMORY_HOST_RAW);
+    module->initial_state = initial;
+    module->rpc_memory = rpc;
     module->ports = calloc(ports, sizeof *module->ports);
-    if (!c->state || !c->outbox || !c->inbox || !c->buffers || !module->channel || !module->state ||
-        !module->ports) {
+    if (!initial || !rpc || !module->ports) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);
     }
-    int status = devrt_heap_attach(module);
+    memset(rpc + buffer_bytes, 0, mailbox_bytes);
+    struct devrt_initial_state *device_state = (struct devrt_initial_state *)initial;
+    module->state = &device_state->state;
+    module->channel = &device_state->channel;
+    struct devrt_rpc_channel *c = &module->host_channel;
+    /* The lanes a request may name: an amdgcn image's kernels may run waves wider than the
+       GPU's own (-mwavefrontsize64 on gfx10 and later); each buffer has room for 64. */
+    uint32_t lanes = device->wave_size;
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    if (module->metadata)
+        lanes = devrt_amdgpu_rpc_lanes(module->metadata, device->wave_size);
+#endif
+    *c = (struct devrt_rpc_channel){
+        .port_count = ports,
+        .wave_size = lanes,
+        .state = (uint32_t *)(initial + port_words),
+        .buffers = (struct devrt_rpc_buffer *)rpc,
+        .outbox = (uint32_t *)(rpc + buffer_bytes),
+        .inbox = (uint32_t *)(rpc + buffer_bytes) + ports,
+        .doorbell = device->doorbell,
+    };
+    /* Aligned as the heap's shards are (abi: _Alignas in heap.h). */
+    struct devrt_initial_state *state =
+        aligned_alloc(_Alignof(struct devrt_initial_state),
+                      align_to(sizeof *state, _Alignof(struct devrt_initial_state)));
+    if (state)
+        memset(state, 0, sizeof *state);
+    int status =
+        state ? devrt_heap_attach(module, &state->heap, &device_state->heap, initial + heap_tables)
+              : devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module's state");
     if (status != DEVRT_SUCCESS) {
+        free(state);
         free_channel(module);
         return status;
     }
-    struct devrt_state state = {
+    state->state = (struct devrt_state){
         .magic = DEVRT_STATE_MAGIC,
         .abi_version = DEVRT_ABI_VERSION,
-        .size = sizeof state,
+        .size = sizeof state->state,
         .exception = module->slot,
         .rpc = module->channel,
-        .heap = module->heap.device_heap,
+        .heap = &device_state->heap,
     };
-    if (ops->write(device, module->channel, c, sizeof *c) != 0 ||
-        ops->write(device, module->state, &state, sizeof state) != 0 ||
+    state->channel = *c;
+    uint64_t written = devrt_now_ns();
+    module->info.load_memory_ns = written - since;
+    /* The backend's zeroing of the rest comes first: both are its copies, in order. */
+    if (ops->write(device, device_state, state, sizeof *state) != 0 ||
         ops->write(device, module->state_variable, &module->state, sizeof module->state) != 0) {
+        free(state);
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_BACKEND, "%s: cannot write its kernel state", module->path);
     }
+    free(state);
+    module->info.load_state_ns = devrt_now_ns() - written;
     return DEVRT_SUCCESS;
 }
 
@@ -146,15 +199,21 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     module->output_file = stdout;
     pthread_mutex_init(&module->error_lock, NULL);
     pthread_mutex_init(&module->output_lock, NULL);
+    struct devrt_module_info *info = &module->info;
+    uint64_t start = devrt_now_ns();
     int status = read_metadata(module);
     if (status == DEVRT_SUCCESS)
         status = device->ops->load(module, path, &module->state_variable);
+    uint64_t loaded = devrt_now_ns();
+    info->load_image_ns = loaded - start;
     if (status == DEVRT_SUCCESS) {
         status = check_library(module);
+        uint64_t checked = devrt_now_ns();
+        info->load_check_ns = checked - loaded;
         if (status == DEVRT_SUCCESS && !devrt_launches_attach(module))
             status = DEVRT_ERROR_OUT_OF_MEMORY;
         if (status == DEVRT_SUCCESS)
-            status = attach_state(module);
+            status = attach_state(module, checked);
         if (status != DEVRT_SUCCESS) {
             devrt_launches_detach(module);
             device->ops->unload(module);
@@ -177,6 +236,10 @@ void devrt_module_unload(devrt_module *module)
 {
     if (!module)
         return;
+    if (module->attached && !module->detaching) {
+        devrt_detach(module);
+        return;
+    }
     devrt_device *device = module->device;
     devrt_launches_detach(module);
     devrt_server_detach(device, module);
@@ -187,6 +250,14 @@ void devrt_module_unload(devrt_module *module)
     pthread_mutex_destroy(&module->output_lock);
     free(module->path);
     free(module);
+}
+
+int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *info)
+{
+    if (!module || !info)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_module_get_info: missing argument");
+    *info = module->info;
+    return DEVRT_SUCCESS;
 }
 
 void devrt_module_set_report_file(devrt_module *module, FILE *file)
@@ -291,6 +362,11 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
 {
     if (!module || !kernel || !config || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
+    if (module->attached)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "%s: attached to a module the program launches itself; launch its "
+                          "kernels through the program's API",
+                          module->path);
     int status = validate_config(config);
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     if (status == DEVRT_SUCCESS && module->metadata)

@@ -14,8 +14,11 @@
 #include "text.h"
 
 enum devrt_memory {
-    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: the state block, the ports' state words */
-    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: mailboxes, buffers, user data */
+    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: a module's initial state and tables */
+    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: exception records, user data */
+    /* Host-visible memory as it comes: RPC buffers, which the device writes before the host
+       reads them, and mailboxes, which the host zeroes itself. */
+    DEVRT_MEMORY_HOST_RAW,
     /*
      * Device memory as it comes, for the heap's slabs, which the host lays out itself. The
      * server asks for it while a kernel waits: zeroing device memory is work on the GPU,
@@ -90,12 +93,22 @@ struct devrt_server {
 };
 
 /* A launch from the time it is queued until its report is taken (launch.c). */
+/* The two lists an untaken asynchronous launch is on: every one of the device, its stream's. */
+enum devrt_launch_list_kind { DEVRT_LAUNCHES_OF_DEVICE, DEVRT_LAUNCHES_OF_STREAM };
+
+struct devrt_launch_link {
+    struct devrt_launch_entry *prev, *next;
+};
+
+struct devrt_launch_list {
+    struct devrt_launch_entry *head, *tail; /* in the order queued */
+};
+
 struct devrt_launch_entry {
     uint64_t id; /* 0: a synchronous launch */
     devrt_module *module;
     devrt_stream *stream;
-    struct devrt_launch_entry *stream_prev, *stream_next; /* the stream's, in order */
-    struct devrt_launch_entry *device_prev, *device_next; /* the device's */
+    struct devrt_launch_link link[2]; /* by devrt_launch_list_kind */
     /* The launch before it on the module while that one's report is untaken, else NULL. */
     struct devrt_launch_entry *after;
     const char *kernel;
@@ -121,7 +134,7 @@ struct devrt_stream {
     devrt_device *device;
     void *backend; /* the backend's queue (a CUstream) */
     devrt_stream *next;
-    struct devrt_launch_entry *head, *tail; /* launches whose report is untaken, in order */
+    struct devrt_launch_list launches; /* launches whose report is untaken */
     /* The backends without enqueue: a thread runs the stream's launches in order. */
     pthread_t thread;
     bool thread_started, stop;
@@ -133,7 +146,7 @@ struct devrt_launches {
     pthread_mutex_t lock;   /* guards everything of launch.c: entries, streams, slots */
     pthread_cond_t changed; /* a launch ran (stream threads) */
     uint64_t next_id;
-    struct devrt_launch_entry *head, *tail; /* every launch whose report is untaken */
+    struct devrt_launch_list launches; /* every launch whose report is untaken */
     devrt_stream *streams;
     devrt_stream *default_stream;
 };
@@ -171,9 +184,7 @@ struct devrt_port_state {
 
 /* The host's side of a module's device heap (heap.c). */
 struct devrt_module_heap {
-    struct devrt_heap *device_heap; /* device memory */
-    uint64_t *slabs;
-    uint32_t *lookup;
+    struct devrt_heap *device_heap; /* device memory, in the module's initial state */
     void **chunks; /* every allocation backing the heap, as the backend returned it */
     size_t chunk_count, chunk_capacity;
     char *reserve; /* device memory that new slabs are cut from, front first */
@@ -196,6 +207,8 @@ struct devrt_module {
     struct devrt_state **state_variable;   /* device address of __devrt_state */
     struct devrt_state *state;             /* device memory */
     struct devrt_rpc_channel *channel;     /* device memory, what the device reads */
+    void *initial_state;                   /* device memory holding state and channel */
+    void *rpc_memory;                      /* host-visible: buffers, then mailboxes */
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
     struct devrt_module_heap heap;
@@ -218,6 +231,9 @@ struct devrt_module {
     char request_error[256];
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
+    struct devrt_module_info info; /* where its load spent its time */
+    /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
+    bool attached, detaching;
 };
 
 /* A request as the server hands it to the handler of its opcode. */
@@ -232,6 +248,10 @@ struct devrt_request {
 
 typedef int devrt_request_handler(struct devrt_request *request);
 
+/* device.c: a device of OPS whose backend state is BACKEND (NULL: OPS->open makes it). */
+int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
+                        const struct devrt_device_options *options, devrt_device **device);
+
 /* server.c */
 int devrt_server_start(devrt_device *device);
 void devrt_server_stop(devrt_device *device);
@@ -244,6 +264,20 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
+/*
+ * Whether the calling thread is DEVICE's server in the middle of a request's handler. The
+ * path that serves the device must do no work on the GPU (a copy of device memory is a
+ * blit on HSA): when the kernel fills the GPU, that work waits for waves that wait for the
+ * reply. The emulation refuses copies there, so its tests show any that creep in.
+ */
+bool devrt_server_serving(const devrt_device *device);
+/*
+ * The doorbell ops of a device that cannot wake a host thread: the device sets
+ * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
+ */
+uint64_t devrt_polled_arm_doorbell(devrt_device *device);
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+void devrt_polled_ring_doorbell(devrt_device *device);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);
@@ -252,6 +286,13 @@ void devrt_launches_fini(devrt_device *device);
 struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
 /* Waits for the module's launches and keeps their reports; frees its records. */
 void devrt_launches_detach(devrt_module *module);
+/*
+ * The report of what the module's kernels raised since the last check, once they have
+ * ended (launched by someone else: attach.c); the next check starts with a clean record.
+ */
+int devrt_launches_check(devrt_module *module, const char *kernel,
+                         const struct devrt_launch_config *config,
+                         struct devrt_launch_report *report);
 
 /* module.c */
 int devrt_validate_launch(devrt_module *module, const char *kernel,
@@ -263,7 +304,14 @@ void devrt_describe_exception(devrt_module *module, const char *kernel,
                               struct devrt_launch_report *report);
 
 /* heap.c */
-int devrt_heap_attach(devrt_module *module);
+/*
+ * A module's heap: plan sets its sizes and returns the bytes of the tables it keeps in
+ * device memory (zeroed, placed by the caller); attach lays out the control block in HEAP,
+ * to be written at DEVICE_HEAP, its tables at TABLES, and takes the first reserve.
+ */
+size_t devrt_heap_plan(devrt_module *module);
+int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
+                      void *tables);
 void devrt_heap_detach(devrt_module *module);
 devrt_request_handler devrt_serve_heap_grow;
 
@@ -288,6 +336,9 @@ int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metada
                                       const struct devrt_arg *args, size_t arg_count);
 
 /* error.c */
+/* device.c: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t devrt_now_ns(void);
+
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* backends */

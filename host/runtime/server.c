@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "runtime.h"
@@ -64,6 +65,14 @@ static devrt_request_handler *const handlers[DEVRT_RPC_OPCODE_END] = {
 
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The device whose request this thread's handler is serving, or NULL. */
+static _Thread_local const devrt_device *serving;
+
+bool devrt_server_serving(const devrt_device *device)
+{
+    return serving == device;
+}
 
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
 {
@@ -162,7 +171,7 @@ static const char *accept_packet(devrt_module *module, struct devrt_port_state *
                                  const struct devrt_rpc_packet *packets, char *why, size_t why_size)
 {
     struct devrt_server *server = &module->device->server;
-    uint32_t wave_size = module->device->wave_size;
+    uint32_t wave_size = module->host_channel.wave_size;
     uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
         return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;
@@ -272,7 +281,10 @@ static bool serve_port(devrt_module *module, uint32_t index)
             .lane = port->lane,
             .reply = reply,
         };
-        if (handlers[port->opcode](&request) != 0) {
+        serving = module->device;
+        int refused = handlers[port->opcode](&request);
+        serving = NULL;
+        if (refused != 0) {
             record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
             status = DEVRT_RPC_REFUSED;
         }
@@ -472,6 +484,73 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
     }
     free(state);
     return status;
+}
+
+/*
+ * The doorbell of a device that cannot wake a host thread (CUDA, and what devrt is attached
+ * to): the device sets doorbell->count after each request and the server polls it, first
+ * by spinning for POLL_SPIN_NS, which covers the gap between the requests of a busy kernel,
+ * then by sleeping for a time that doubles from 2 us up to POLL_MAX_SLEEP_NS (1 ms). A
+ * kernel that sends nothing therefore costs the server about a thousand short wake-ups a
+ * second, and the first request after a quiet spell waits at most about a millisecond.
+ */
+#define POLL_SPIN_NS 100000ull
+#define POLL_MIN_SLEEP_NS 2000ull
+#define POLL_MAX_SLEEP_NS 1000000ull
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+uint64_t devrt_polled_arm_doorbell(devrt_device *device)
+{
+    (void)device;
+    return 0;
+}
+
+void devrt_polled_ring_doorbell(devrt_device *device)
+{
+    __atomic_store_n(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
+}
+
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+{
+    (void)armed;
+    if (!timeout_ms)
+        return;
+    static _Thread_local bool slack_set;
+    if (!slack_set) {
+        /* Sleeps of microseconds, not the default 50 us of timer slack. */
+        prctl(PR_SET_TIMERSLACK, 1000ul, 0ul, 0ul, 0ul);
+        slack_set = true;
+    }
+    uint32_t *word = &device->doorbell->count;
+    uint64_t start = now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
+    uint64_t elapsed = 0, sleep = POLL_MIN_SLEEP_NS;
+    while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
+        elapsed = now_ns() - start;
+        if (elapsed >= limit)
+            return;
+        if (elapsed < POLL_SPIN_NS) {
+            relax();
+            continue;
+        }
+        struct timespec pause = {0, (long)sleep};
+        nanosleep(&pause, NULL);
+        sleep = sleep * 2 < POLL_MAX_SLEEP_NS ? sleep * 2 : POLL_MAX_SLEEP_NS;
+    }
+    /* A full barrier: the server's next look at the ports comes after the clear. */
+    __atomic_exchange_n(word, 0u, __ATOMIC_SEQ_CST);
 }
 
 int devrt_register_hostcall(devrt_device *device, uint32_t service, devrt_hostcall_fn *fn,

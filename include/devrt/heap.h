@@ -81,10 +81,19 @@ static inline uint64_t devrt_heap_slab_tag(uint32_t size_class)
 
 /*
  * DEVRT_RPC_HEAP_GROW asks for a new slab with an empty message whose argument is the
- * block size: a class's size, or above DEVRT_HEAP_SMALL_MAX a large block's. The host lays
- * out the slab's header and bitmap (memory the device has never touched, so no cache holds
- * an older copy) and replies with its address in word 0, or 0 when the heap is full.
+ * block size: a class's size, or above DEVRT_HEAP_SMALL_MAX a large block's. The host only
+ * reserves the memory and replies with a devrt_heap_grow_reply in the lane's packet: the
+ * slab's address (0 when the heap is full) and its layout. The requesting lane writes the
+ * header and bitmap itself (it is the slab's only user until it publishes the slab in the
+ * heap's list with a release), because a copy by the host is work on the GPU (a blit on
+ * HSA), which can wait behind the very kernel whose waves wait for the slab.
  */
+struct devrt_heap_grow_reply {
+    uint64_t slab;
+    /* The empty slab's header: a struct devrt_slab up to its bitmap, copied as it is. */
+    uint32_t header[sizeof(struct devrt_slab) / 4];
+    uint32_t bitmap_words; /* the bitmap's length; bits past the block count are set */
+};
 static inline uint32_t devrt_heap_large_pages(uint64_t block_size)
 {
     return (uint32_t)((block_size + DEVRT_HEAP_LARGE_OFFSET + DEVRT_HEAP_SLAB_BYTES - 1) >>

@@ -35,7 +35,8 @@ enum devrt_backend {
     DEVRT_BACKEND_AUTO = 0, /* from the image: amdgcn code object -> HSA, host ELF -> emu */
     DEVRT_BACKEND_HSA,
     DEVRT_BACKEND_EMU,
-    DEVRT_BACKEND_CUDA
+    DEVRT_BACKEND_CUDA,
+    DEVRT_BACKEND_HIP /* only through devrt_hip_attach (<devrt/hip.h>) */
 };
 
 typedef struct devrt_device devrt_device;
@@ -166,6 +167,22 @@ void devrt_module_unload(devrt_module *module);
 
 /* Where the module's exception reports go (default stderr; NULL: nowhere). */
 void devrt_module_set_report_file(devrt_module *module, FILE *file);
+
+/*
+ * Where devrt_module_load spent its time, step by step, in the order taken: the image
+ * (read, and loaded by the backend's driver; an amdgcn code object's metadata read too),
+ * the check that its device library speaks this ABI (reads of device memory), the memory
+ * the module holds (exception records, RPC mailboxes and buffers, the initial device state,
+ * the heap's first reserve), and the writes that set the initial state up and point
+ * __devrt_state at it. Each step's time is wall time; reading them takes no device work.
+ */
+struct devrt_module_info {
+    uint64_t load_image_ns;
+    uint64_t load_check_ns;
+    uint64_t load_memory_ns;
+    uint64_t load_state_ns;
+};
+int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *info);
 
 /*
  * Output. Each devrt_printf, devrt_puts, devrt_putchar or devrt_output_write call of one

@@ -106,12 +106,13 @@ struct devrt_rpc_doorbell {
 };
 
 struct devrt_rpc_channel {
-    uint32_t port_count;              /* a power of two */
-    uint32_t wave_size;               /* lanes per wave on the attached device; bounds lane_mask */
-    uint32_t *state;                  /* device memory, a devrt_rpc_port_state per port */
-    uint32_t *outbox;                 /* host-visible, port_count words */
-    uint32_t *inbox;                  /* host-visible, port_count words */
-    struct devrt_rpc_buffer *buffers; /* host-visible, port_count buffers */
+    uint32_t port_count; /* a power of two */
+    uint32_t wave_size;  /* the widest wave of the module's kernels, which may be wider than
+                            the device's own; bounds lane_mask (at most DEVRT_RPC_MAX_LANES) */
+    uint32_t *state;     /* device memory, a devrt_rpc_port_state per port */
+    uint32_t *outbox;    /* host-visible, port_count words */
+    uint32_t *inbox;     /* host-visible, port_count words */
+    struct devrt_rpc_buffer *buffers;    /* host-visible, port_count buffers */
     struct devrt_rpc_doorbell *doorbell; /* host-visible */
 };
 

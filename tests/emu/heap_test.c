@@ -2,6 +2,7 @@
  * Runs tests/kernels/heap.c through the host runtime: heap_test IMAGE TEST [emu|hsa|cuda].
  * Exits 0 when the test holds, 1 when it does not, 77 when the backend has no device.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -137,6 +138,97 @@ static void test_exhaustion(void)
     devrt_mem_free(device, count);
 }
 
+/*
+ * How many workgroups of BLOCK workitems of KERNEL in the PTX file IMAGE fill an NVIDIA
+ * GPU: its multiprocessors times the blocks resident on each, from the driver
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor, on the module loaded as devrt loads it).
+ * 0 when the driver cannot say.
+ */
+static uint32_t cuda_full_grid(const char *image, const char *kernel, uint32_t block, int *sms,
+                               int *per_sm)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda)
+        return 0;
+    int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+    int (*get)(int *, int) = (int (*)(int *, int))dlsym(cuda, "cuDeviceGet");
+    int (*attribute)(int *, int, int) =
+        (int (*)(int *, int, int))dlsym(cuda, "cuDeviceGetAttribute");
+    int (*retain)(void **, int) = (int (*)(void **, int))dlsym(cuda, "cuDevicePrimaryCtxRetain");
+    int (*release)(int) = (int (*)(int))dlsym(cuda, "cuDevicePrimaryCtxRelease_v2");
+    int (*push)(void *) = (int (*)(void *))dlsym(cuda, "cuCtxPushCurrent_v2");
+    int (*pop)(void **) = (int (*)(void **))dlsym(cuda, "cuCtxPopCurrent_v2");
+    int (*load)(void **, const void *) =
+        (int (*)(void **, const void *))dlsym(cuda, "cuModuleLoadData");
+    int (*function)(void **, void *, const char *) =
+        (int (*)(void **, void *, const char *))dlsym(cuda, "cuModuleGetFunction");
+    int (*unload)(void *) = (int (*)(void *))dlsym(cuda, "cuModuleUnload");
+    int (*occupancy)(int *, void *, int, size_t) = (int (*)(int *, void *, int, size_t))dlsym(
+        cuda, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    uint32_t groups = 0;
+    FILE *file = fopen(image, "rb");
+    char *ptx = calloc(1, 64u << 20);
+    size_t length = file && ptx ? fread(ptx, 1, (64u << 20) - 1, file) : 0;
+    int device = 0;
+    void *context = NULL, *module = NULL, *fn = NULL;
+    enum { MULTIPROCESSOR_COUNT = 16 };
+    if (length && init && get && attribute && retain && release && push && pop && load &&
+        function && unload && occupancy && init(0) == 0 && get(&device, 0) == 0 &&
+        attribute(sms, MULTIPROCESSOR_COUNT, device) == 0 && retain(&context, device) == 0) {
+        if (push(context) == 0) {
+            if (load(&module, ptx) == 0) {
+                if (function(&fn, module, kernel) == 0 &&
+                    occupancy(per_sm, fn, (int)block, 0) == 0 && *sms > 0 && *per_sm > 0)
+                    groups = (uint32_t)(*sms * *per_sm);
+                unload(module);
+            }
+            pop(&context);
+        }
+        release(device);
+    }
+    if (file)
+        fclose(file);
+    free(ptx);
+    dlclose(cuda);
+    return groups;
+}
+
+/*
+ * Heap growth on a full GPU (issue 15, defect 1): every slot of every multiprocessor holds
+ * a workgroup whose lanes allocate, so the waves that wait for a new slab are all there
+ * are. On CUDA the grid is the multiprocessors times the blocks resident on each; an AMD
+ * GPU gets 1024 workgroups of 256, more than any fits at once; the emulation a few.
+ */
+static void test_full_occupancy(const char *image, enum devrt_backend backend)
+{
+    const uint32_t block = 256, count = 4, size = 256;
+    int sms = 0, per_sm = 0;
+    uint32_t groups = backend == DEVRT_BACKEND_EMU ? 4 : 1024;
+    if (backend == DEVRT_BACKEND_CUDA) {
+        groups = cuda_full_grid(image, "hold_all", block, &sms, &per_sm);
+        CHECK(groups != 0, "the driver did not give the GPU's occupancy for hold_all");
+        if (!groups)
+            return;
+    }
+    uint32_t *counts = devrt_mem_alloc(device, 2 * sizeof *counts);
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(count), DEVRT_ARG_UINT(size),
+                               DEVRT_ARG_PTR(&counts[0]), DEVRT_ARG_PTR(&counts[1])};
+    struct devrt_launch_config config = grid1(groups, block);
+    double start = harness_seconds();
+    CHECK(devrt_launch(module, "hold_all", &config, args, 4, NULL) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    double seconds = harness_seconds() - start;
+    struct devrt_heap_stats s = stats();
+    CHECK(counts[0] == 0, "%u of %u allocations failed", counts[0], groups * block * count);
+    CHECK(counts[1] == groups * block, "%u of %u lanes finished", counts[1], groups * block);
+    CHECK(s.bytes_in_use == 0, "%" PRIu64 " bytes left in use", s.bytes_in_use);
+    CHECK(s.slabs > 1, "the heap did not grow: %u slabs", s.slabs);
+    printf("full occupancy: %u workgroups of %u (%d multiprocessors x %d resident), %u blocks "
+           "of %u bytes per lane; %u slabs, %" PRIu64 " bytes reserved; %.3f s\n",
+           groups, block, sms, per_sm, count, size, s.slabs, s.bytes_reserved, seconds);
+    devrt_mem_free(device, counts);
+}
+
 static void test_misuse(uint32_t how, uint32_t code, const char *message)
 {
     uint64_t *pointer = devrt_mem_alloc(device, sizeof *pointer);
@@ -176,6 +268,11 @@ int main(int argc, char **argv)
     struct devrt_device_options options = {0};
     if (!strcmp(test, "exhaustion"))
         options.heap_initial_bytes = options.heap_max_bytes = 4u << 20;
+    if (!strcmp(test, "full_occupancy")) {
+        /* Start small, so that the heap grows many times while the GPU is full. */
+        options.heap_initial_bytes = 64u << 10;
+        options.heap_max_bytes = 1u << 30;
+    }
     int exit_code = harness_open(backend, &options, argv[1], &device, &module);
     if (exit_code)
         return exit_code;
@@ -192,6 +289,8 @@ int main(int argc, char **argv)
         test_divergent(on_emu ? 4 : 16);
     else if (!strcmp(test, "exhaustion"))
         test_exhaustion();
+    else if (!strcmp(test, "full_occupancy"))
+        test_full_occupancy(argv[1], backend);
     else if (!strcmp(test, "edges"))
         test_misuse(0, 0, NULL);
     else if (!strcmp(test, "double_free"))

@@ -215,6 +215,65 @@ static void test_refused(void)
     CHECK(status == DEVRT_SUCCESS, "%d %s", status, devrt_last_error());
 }
 
+/* A load of IMAGE whose steps, as devrt_module_get_info reports them, fit in its wall time. */
+static devrt_module *load_timed(const char *image)
+{
+    devrt_module *loaded = NULL;
+    uint64_t start = (uint64_t)(harness_seconds() * 1e9);
+    int status = devrt_module_load(device, image, &loaded);
+    uint64_t wall = (uint64_t)(harness_seconds() * 1e9) - start;
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    if (status != DEVRT_SUCCESS)
+        return NULL;
+    struct devrt_module_info info;
+    memset(&info, 0xff, sizeof info);
+    status = devrt_module_get_info(loaded, &info);
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(info.load_image_ns && info.load_check_ns && info.load_memory_ns && info.load_state_ns,
+          "a step took no time: image %" PRIu64 " check %" PRIu64 " memory %" PRIu64
+          " state %" PRIu64,
+          info.load_image_ns, info.load_check_ns, info.load_memory_ns, info.load_state_ns);
+    uint64_t sum =
+        info.load_image_ns + info.load_check_ns + info.load_memory_ns + info.load_state_ns;
+    /* Rounded through doubles on the way: a microsecond of slack. */
+    CHECK(sum <= wall + 1000, "the steps (%" PRIu64 " ns) exceed the load (%" PRIu64 " ns)", sum,
+          wall);
+    devrt_module_set_output_file(loaded, log_file);
+    devrt_module_set_report_file(loaded, log_file);
+    return loaded;
+}
+
+/*
+ * Loads of one image one after another (what a backend keeps of an unloaded module's memory
+ * goes to the next load): a module that raised leaves nothing to the next, whose launches
+ * run clean and print through mailboxes and buffers the unload gave back; each load reports
+ * where its time went. One at a time: the emulation shares an image's globals between
+ * modules of it.
+ */
+static void test_loads(const char *image)
+{
+    CHECK(devrt_module_get_info(NULL, &(struct devrt_module_info){0}) ==
+              DEVRT_ERROR_INVALID_ARGUMENT,
+          "no module");
+    CHECK(devrt_module_get_info(module, NULL) == DEVRT_ERROR_INVALID_ARGUMENT, "no info");
+    uint64_t id[3] = {0};
+    struct devrt_launch_report report;
+    for (uint32_t tag = 0; tag < 3; ++tag) {
+        devrt_module_unload(module);
+        module = load_timed(image);
+        if (!module)
+            return;
+        queue(tag, tag == 0, NULL, &id[tag]);
+        int status = devrt_launch_wait(device, id[tag], &report);
+        if (tag == 0)
+            check_raised(status, &report, id[tag]);
+        else
+            CHECK(status == DEVRT_SUCCESS, "load %u: %d %s", tag, status, devrt_last_error());
+    }
+    check_ran(3, 0);
+    check_report_order(0, id[0], 3);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -240,6 +299,10 @@ int main(int argc, char **argv)
         test_out_of_order();
     } else if (!strcmp(test, "unload_before_wait")) {
         test_unload_before_wait(argv[1]);
+    } else if (!strcmp(test, "loads")) {
+        test_loads(argv[1]);
+        if (!module)
+            return 1;
     } else if (!strcmp(test, "refused")) {
         test_refused();
     } else {

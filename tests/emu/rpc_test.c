@@ -76,6 +76,45 @@ static void test_hostcall(void)
     devrt_mem_free(device, out);
 }
 
+/*
+ * What a host call handler returns after reading device memory (the heap's statistics):
+ * 1 when the read was refused for being on the path that serves the device, 2 when it
+ * read, 3 for any other failure.
+ */
+static uint64_t read_heap(void *context, uint32_t service, const void *data, size_t size)
+{
+    (void)service;
+    (void)data;
+    (void)size;
+    struct devrt_heap_stats stats;
+    int status = devrt_heap_stats(context, &stats);
+    if (status == DEVRT_ERROR_BACKEND && strstr(devrt_last_error(), "while the server serves"))
+        return 1;
+    return status == DEVRT_SUCCESS ? 2 : 3;
+}
+
+/*
+ * The emulation refuses copies of device memory while the server serves a request (on a
+ * GPU such a copy can wait behind the kernel waiting for the reply): a handler's read is
+ * refused; the control, the same read outside the handler, is done.
+ */
+static void test_copy_while_serving(void)
+{
+    struct devrt_heap_stats stats;
+    CHECK(devrt_heap_stats(module, &stats) == DEVRT_SUCCESS, "outside a handler: %s",
+          devrt_last_error());
+    CHECK(devrt_register_hostcall(device, 7, read_heap, module) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    uint64_t *out = devrt_mem_alloc(device, sizeof *out);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(7)};
+    struct devrt_launch_config config = grid1(1, 1);
+    CHECK(devrt_launch(module, "hostcall", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
+          devrt_last_error());
+    CHECK(out[0] == 1, "a handler's read of device memory gave %llu (1: refused, 2: read)",
+          (unsigned long long)out[0]);
+    devrt_mem_free(device, out);
+}
+
 static void test_exception(void)
 {
     /* groups (4,1,1) of (8,2,1): the flat lane 8*2*2 + 8 + 3 = 43 is workgroup (2,0,0)
@@ -310,6 +349,9 @@ int main(int argc, char **argv)
      */
     struct devrt_device_options options = {.rpc_ports =
                                                strcmp(argv[2], "raise_holding_port") ? 64 : 16};
+    /* The server bounds a request's lanes by the module's waves: lane 40 exists in these. */
+    if (!strcmp(argv[2], "rogue_lane_mask64"))
+        options.emu_wave_size = 64;
     int exit_code = harness_open(backend, &options, argv[1], &device, NULL);
     if (exit_code)
         return exit_code;
@@ -330,6 +372,8 @@ int main(int argc, char **argv)
         test_echo(8, 32, 4096, 3); /* up to 65 packets per message */
     } else if (!strcmp(test, "hostcall")) {
         test_hostcall();
+    } else if (!strcmp(test, "copy_while_serving")) {
+        test_copy_while_serving();
     } else if (!strcmp(test, "exception")) {
         test_exception();
     } else if (!strcmp(test, "raise_mid_request")) {
@@ -350,6 +394,8 @@ int main(int argc, char **argv)
         test_rogue(2, "limit is");
     } else if (!strcmp(test, "rogue_lane_mask")) {
         test_rogue(3, "lane mask");
+    } else if (!strcmp(test, "rogue_lane_mask64")) {
+        test_rogue(3, NULL); /* the same request from a wave of 64 is well-formed */
     } else if (!strcmp(test, "rogue_flags")) {
         test_rogue(4, "unknown flags");
     } else if (!strcmp(test, "rogue_truncated")) {

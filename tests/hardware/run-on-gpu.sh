@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an AMD GPU (gfx9 to gfx12), ROCm's HSA runtime (libhsa-runtime64.so.1),
 # LLVM 19 and CMake: build devrt with its device code, run every test labelled hardware,
-# then the benchmarks through HSA (RPC, heap, printf) and, where ROCm's hipcc is, the same
-# heap and printf shapes through HIP (ockl's malloc, HIP's printf) in the same run; write a
-# results file in the format of docs/results/. One command:
+# then the benchmarks through HSA (RPC, heap, printf, launch) and, where ROCm's hipcc is,
+# the same heap and printf shapes through HIP (ockl's malloc, HIP's printf) in the same run;
+# write a results file in the format of docs/results/. One command:
 #
 #   tests/hardware/run-on-gpu.sh [LOG_DIR]
 #
@@ -51,7 +51,7 @@ if grep -q 'Skipped' "$logs/hardware-tests.log"; then
     tests=1
 fi
 
-for bench in rpc heap printf; do
+for bench in rpc heap printf launch; do
     timeout "${DEVRT_GPU_BENCH_TIMEOUT:-300}" cmake --build "$build" --target "bench-$bench-hardware" 2>&1 |
         tee "$logs/bench-$bench.log"
 done
@@ -81,7 +81,7 @@ fi
     echo '```'
     grep -E 'tests passed|tests failed|Failed|\*\*\*' "$logs/hardware-tests.log"
     echo '```'
-    for bench in rpc heap printf; do
+    for bench in rpc heap printf launch; do
         echo
         echo "## devrt: bench-$bench-hardware"
         echo

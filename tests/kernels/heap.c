@@ -146,3 +146,27 @@ DEVRT_KERNEL2(edges, uint64_t, too_big, uint32_t *, failures)
     bad += devrt_aligned_alloc(3, 64) != NULL;
     *failures = bad;
 }
+
+/*
+ * Every lane holds `count` blocks of `size` bytes until its workgroup has all of theirs,
+ * then frees them. Launched on a full GPU (every slot of every compute unit taken), the
+ * heap grows while all the waves there are wait for it: the server must answer without
+ * work on the GPU.
+ */
+DEVRT_KERNEL4(hold_all, uint32_t, count, uint32_t, size, uint32_t *, failures, uint32_t *, done)
+{
+    uint8_t *held[8];
+    count = count < 8 ? count : 8;
+    for (uint32_t i = 0; i < count; ++i) {
+        held[i] = devrt_malloc(size);
+        if (held[i])
+            held[i][size - 1] = (uint8_t)i;
+        else
+            __atomic_fetch_add(failures, 1u, __ATOMIC_RELAXED);
+    }
+    /* The whole workgroup holds its blocks at once, however its lanes are scheduled. */
+    devrt_barrier();
+    for (uint32_t i = 0; i < count; ++i)
+        devrt_free(held[i]);
+    __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
+}

@@ -138,3 +138,21 @@ DEVRT_KERNEL1(many_lines, uint32_t, rounds)
     for (uint32_t i = 0; i < rounds; ++i)
         devrt_printf("lane %u line %u value %f\n", (unsigned)id, i, (double)i * 0.5);
 }
+
+/*
+ * Lane 0 waits until the host opens the gate, then prints a line (or, quiet, prints
+ * nothing and only counts in done): a kernel that is surely still running when the host
+ * detaches from its module (tests/attach).
+ */
+DEVRT_KERNEL3(after_gate, const uint32_t *, gate, uint32_t, quiet, uint32_t *, done)
+{
+    if (flat_id() != 0)
+        return;
+    /* Relaxed, not acquire, which LLVM 19's NVPTX cannot select; nothing is read after the
+       gate that the host wrote before opening it. */
+    while (!__atomic_load_n(gate, __ATOMIC_RELAXED))
+        ;
+    if (!quiet)
+        devrt_printf("after the gate\n");
+    __atomic_fetch_add(done, 1u, __ATOMIC_RELAXED);
+}

@@ -180,6 +180,9 @@ static void print_text(const char *image, const char *target, const struct devrt
         printf(" (%u fixed + %u for its dynamic stack)", k->private_segment_fixed_size,
                DEVRT_AMDGPU_DYNAMIC_STACK_BYTES);
     printf(", kernarg %u bytes aligned to %u\n", d->kernarg_size, d->kernarg_align);
+    /* What the server will accept from the image's waves, as module load sets it. */
+    printf("waves: %u lanes; RPC requests of up to %u lanes\n", k->wavefront_size,
+           devrt_amdgpu_rpc_lanes(m, k->wavefront_size));
     printf("%6s %4s  %-26s %s\n", "offset", "size", "kind", "value");
     size_t given = 0;
     for (size_t i = 0; i < k->arg_count; ++i) {

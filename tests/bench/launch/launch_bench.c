@@ -2,17 +2,20 @@
  * What a launch, a module load and a device open cost through devrt, each beside the raw
  * API's figure from the same run:
  *
- *   launch_bench IMAGE [emu|cuda] [count=N]
+ *   launch_bench IMAGE [emu|hsa|cuda] [count=N]
  *
- * prints a markdown table (docs/performance.md holds the figures). The raw API is, on CUDA,
- * the driver (cuLaunchKernel alone, and followed by cuStreamSynchronize; cuModuleLoadData;
- * the kernels from the same PTX); on the emulation a plain call of the kernel's function
- * (libc's malloc and free for the heap kernel; dlopen for a load). Each launch figure is the
- * median of N launches (default 1000) of one workitem; an asynchronous figure is the time
- * until devrt_launch_async (cuLaunchKernel) returns, the wait not counted; a rate is 10,000
+ * prints a markdown table (docs/performance.md holds the figures). IMAGE may name the GPU's
+ * processor as {target}. The raw API is, on CUDA, the driver (cuLaunchKernel alone, and
+ * followed by cuStreamSynchronize; cuModuleLoadData; the kernels from the same PTX); on the
+ * emulation a plain call of the kernel's function (libc's malloc and free for the heap
+ * kernel; dlopen for a load); on HSA none yet (the AQL packet alone wants a dispatch of its
+ * own), so its rows hold devrt's figures only. Each launch figure is the median of N
+ * launches (default 1000) of one workitem; an asynchronous figure is the time until
+ * devrt_launch_async (cuLaunchKernel) returns, the wait not counted; a rate is 10,000
  * launches queued, then one wait. Loads: the first in the process (cold) and the median of
- * 20 more of the same image (warm). Device open: the first in the process, split as
- * devrt_device_get_info reports it (driver, devrt).
+ * 20 more of the same image (warm), each split into the steps devrt_module_get_info reports
+ * (a step's median apart: the medians need not add up). Device open: the first in the
+ * process, split as devrt_device_get_info reports it (driver, devrt).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -23,6 +26,7 @@
 
 #include <devrt/host.h>
 
+#include "cuda_driver.h"
 #include "harness.h"
 
 #define STREAM_LAUNCHES 10000u
@@ -32,40 +36,14 @@ static devrt_device *device;
 static devrt_module *module;
 static const char *image;
 static bool cuda;
+/* HSA has no raw figure yet (the AQL packet alone): devrt's figures stand alone there. */
+static bool hsa;
+static char path[4096]; /* the image for the device ({target} replaced) */
 static const struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
 
-/* The driver's few calls used here (cuda.h's types as plain pointers; 0 is success). */
-static struct {
-    int (*module_load_data)(void **module, const void *image);
-    int (*module_unload)(void *module);
-    int (*module_get_function)(void **function, void *module, const char *name);
-    int (*launch_kernel)(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                         unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                         void **extra);
-    int (*stream_create)(void **stream, unsigned flags);
-    int (*stream_synchronize)(void *stream);
-    int (*stream_destroy)(void *stream);
-} cu;
+static struct cuda_driver cu;
 static void *raw_stream;
 static char *ptx; /* the image's text, for cuModuleLoadData */
-
-static bool open_driver(void)
-{
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-#define FIND(field, symbol) cu.field = (__typeof__(cu.field))dlsym(library, symbol)
-    FIND(module_load_data, "cuModuleLoadData");
-    FIND(module_unload, "cuModuleUnload");
-    FIND(module_get_function, "cuModuleGetFunction");
-    FIND(launch_kernel, "cuLaunchKernel");
-    FIND(stream_create, "cuStreamCreate");
-    FIND(stream_synchronize, "cuStreamSynchronize");
-    FIND(stream_destroy, "cuStreamDestroy_v2");
-#undef FIND
-    return cu.module_load_data && cu.module_unload && cu.module_get_function && cu.launch_kernel &&
-           cu.stream_create && cu.stream_synchronize && cu.stream_destroy;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -143,6 +121,10 @@ static size_t count = 1000;
 
 static void row(const char *what, double devrt, double raw, const char *raw_name)
 {
+    if (hsa) {
+        printf("| %s | %.2f | | | |\n", what, devrt);
+        return;
+    }
     printf("| %s | %.2f | %.2f | %s | %.2f |\n", what, devrt, raw, raw_name, devrt / raw);
 }
 
@@ -153,10 +135,13 @@ static void launch_rows(const char *label, const char *kernel, const struct raw_
         for (size_t i = 0; i < count; ++i)
             samples[i] = devrt_once(kernel, async);
         double d = median(samples, count);
-        raw_once(raw, async);
-        for (size_t i = 0; i < count; ++i)
-            samples[i] = raw_once(raw, async);
-        double r = median(samples, count);
+        double r = 0;
+        if (!hsa) {
+            raw_once(raw, async);
+            for (size_t i = 0; i < count; ++i)
+                samples[i] = raw_once(raw, async);
+            r = median(samples, count);
+        }
         char what[160];
         snprintf(what, sizeof what, "launch, %s, %s (µs)", label,
                  async ? "asynchronous: until queued" : "synchronous");
@@ -180,6 +165,11 @@ static void rate_rows(const struct raw_kernel *raw)
         if (async)
             must(devrt_stream_wait(device, NULL, NULL), "the default stream");
         double devrt = harness_seconds() - start;
+        if (hsa) {
+            printf("| launches/s, 10,000 empty, %s | %.0f | | | |\n",
+                   async ? "queued, then one wait" : "one at a time", STREAM_LAUNCHES / devrt);
+            continue;
+        }
         start = harness_seconds();
         /* Queued: the driver's launches alone, one synchronize after the last. */
         for (uint32_t i = 0; i < STREAM_LAUNCHES; ++i)
@@ -197,6 +187,51 @@ static void rate_rows(const struct raw_kernel *raw)
                     : "a call",
                rate / devrt);
     }
+}
+
+/*
+ * The median of LOADS loads and unloads of the image through the raw API: dlopen, or the
+ * driver's cuModuleLoadData, or (WITH_LOG) cuModuleLoadDataEx with an error log.
+ */
+static double raw_loads(bool with_log)
+{
+    for (size_t i = 0; i < LOADS; ++i) {
+        double t = harness_seconds();
+        void *handle = NULL;
+        char log[2048] = "";
+        int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void *values[] = {log, (void *)(uintptr_t)sizeof log};
+        int failed = !cuda      ? !(handle = dlopen(image, RTLD_NOW | RTLD_LOCAL))
+                     : with_log ? cu.module_load_data_ex(&handle, ptx, 2, options, values)
+                                : cu.module_load_data(&handle, ptx);
+        if (failed) {
+            fprintf(stderr, "the raw API cannot load %s\n", image);
+            exit(1);
+        }
+        samples[i] = harness_seconds() - t;
+        if (cuda)
+            cu.module_unload(handle);
+        else
+            dlclose(handle);
+    }
+    return median(samples, LOADS);
+}
+
+/* The steps of a load as devrt_module_get_info reports them, in seconds. */
+#define LOAD_STEPS 4u
+static const char *const load_step_names[LOAD_STEPS] = {
+    "the image, read and loaded by the driver",
+    "the device library's check",
+    "memory",
+    "the initial state written",
+};
+
+static void load_steps(const struct devrt_module_info *info, double seconds[LOAD_STEPS])
+{
+    const uint64_t ns[LOAD_STEPS] = {info->load_image_ns, info->load_check_ns, info->load_memory_ns,
+                                     info->load_state_ns};
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        seconds[step] = ns[step] * 1e-9;
 }
 
 static char *read_file(const char *path)
@@ -221,12 +256,13 @@ static char *read_file(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: launch_bench IMAGE [emu|cuda] [count=N]\n");
+        fprintf(stderr, "usage: launch_bench IMAGE [emu|hsa|cuda] [count=N]\n");
         return 2;
     }
     image = argv[1];
     enum devrt_backend backend = harness_backend(argc > 2 ? argv[2] : NULL);
     cuda = backend == DEVRT_BACKEND_CUDA;
+    hsa = backend == DEVRT_BACKEND_HSA;
     for (int i = 2; i < argc; ++i)
         if (!strncmp(argv[i], "count=", 6))
             count = strtoul(argv[i] + 6, NULL, 10);
@@ -239,14 +275,20 @@ int main(int argc, char **argv)
     int exit_code = harness_open(backend, NULL, image, &device, NULL);
     if (exit_code)
         return exit_code;
+    must(devrt_device_image_path(device, image, path, sizeof path), image);
+    image = path;
     double opened = harness_seconds();
     must(devrt_module_load(device, image, &module), "load");
     double loaded = harness_seconds();
+    struct devrt_module_info first_load;
+    devrt_module_get_info(module, &first_load);
+    double first_steps[LOAD_STEPS];
+    load_steps(&first_load, first_steps);
     must(devrt_launch(module, "empty", &one, NULL, 0, NULL), "empty");
     double launched = harness_seconds();
     struct devrt_device_info info;
     devrt_device_get_info(device, &info);
-    if (cuda && !open_driver()) {
+    if (cuda && !cuda_driver_open(&cu)) {
         fprintf(stderr, "cannot open libcuda.so.1 for the raw figures\n");
         return 1;
     }
@@ -263,12 +305,12 @@ int main(int argc, char **argv)
         if (!ptx || cu.module_load_data(&raw_module, ptx) != 0 ||
             cu.module_get_function(&raw_empty.function, raw_module, "empty") != 0 ||
             cu.module_get_function(&raw_heap.function, raw_module, "heap_once_cuda") != 0 ||
-            cu.stream_create(&raw_stream, 1 /* CU_STREAM_NON_BLOCKING */) != 0) {
+            cu.stream_create(&raw_stream, CU_STREAM_NON_BLOCKING) != 0) {
             fprintf(stderr, "the driver cannot load %s for the raw figures\n", image);
             return 1;
         }
         raw_heap.heap = false;
-    } else {
+    } else if (!hsa) {
         emu_handle = dlopen(image, RTLD_NOW | RTLD_LOCAL);
         raw_empty.function = emu_handle ? dlsym(emu_handle, "empty") : NULL;
         if (!raw_empty.function) {
@@ -284,32 +326,34 @@ int main(int argc, char **argv)
     devrt_module_unload(module);
     if (emu_handle)
         dlclose(emu_handle);
+    double steps[LOAD_STEPS][LOADS];
     for (size_t i = 0; i < LOADS; ++i) {
         double t = harness_seconds();
         must(devrt_module_load(device, image, &module), "load");
         samples[i] = harness_seconds() - t;
+        struct devrt_module_info load_info;
+        devrt_module_get_info(module, &load_info);
+        double one[LOAD_STEPS];
+        load_steps(&load_info, one);
+        for (size_t step = 0; step < LOAD_STEPS; ++step)
+            steps[step][i] = one[step];
         devrt_module_unload(module);
     }
     double warm = median(samples, LOADS);
-    for (size_t i = 0; i < LOADS; ++i) {
-        double t = harness_seconds();
-        void *handle = NULL;
-        if (cuda) {
-            if (cu.module_load_data(&handle, ptx) != 0)
-                return 1;
-        } else if (!(handle = dlopen(image, RTLD_NOW | RTLD_LOCAL))) {
-            return 1;
-        }
-        samples[i] = harness_seconds() - t;
-        if (cuda)
-            cu.module_unload(handle);
-        else
-            dlclose(handle);
-    }
-    double raw_warm = median(samples, LOADS);
+    double raw_warm = hsa ? 0 : raw_loads(false);
     const char *load_name = cuda ? "cuModuleLoadData" : "dlopen";
     printf("| module load, first in the process (ms) | %.3f | | | |\n", (loaded - opened) * 1e3);
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        printf("| of which %s (µs) | %.1f | | | |\n", load_step_names[step],
+               first_steps[step] * 1e6);
     row("module load, warm (ms)", warm * 1e3, raw_warm * 1e3, load_name);
+    if (cuda) /* what devrt's loader calls: the driver's part of its image step */
+        printf("| module load, warm, the driver's call as devrt makes it (ms) | | %.3f | "
+               "cuModuleLoadDataEx with a 2 KiB error log | |\n",
+               raw_loads(true) * 1e3);
+    for (size_t step = 0; step < LOAD_STEPS; ++step)
+        printf("| of which %s, median (µs) | %.1f | | | |\n", load_step_names[step],
+               median(steps[step], LOADS) * 1e6);
     printf("| device open, first in the process (ms) | %.3f | | | |\n", (opened - start) * 1e3);
     printf("| of which the driver (ms) | %.3f | | | |\n", info.open_driver_ns * 1e-6);
     printf("| of which devrt (ms) | %.3f | | | |\n", info.open_runtime_ns * 1e-6);

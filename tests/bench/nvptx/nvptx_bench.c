@@ -30,7 +30,6 @@
  * few from the driver that devrt opened (libcuda.so.1; devrt's primary context is current
  * on this thread once the device is open).
  */
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +37,7 @@
 
 #include <devrt/host.h>
 
+#include "cuda_driver.h"
 #include "harness.h"
 
 static devrt_device *device;
@@ -45,36 +45,7 @@ static devrt_module *module;
 static uint32_t *nulls; /* take_nulls' answer, host-visible */
 static bool verbose;    /* each launch's time on stderr as it ends, between the rows */
 
-/* The driver's few calls and constants used here (cuda.h's values; CUresult 0 = success). */
-enum {
-    CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
-    CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
-};
-static struct {
-    int (*device_get)(int *device, int ordinal);
-    int (*device_get_name)(char *name, int length, int device);
-    int (*device_get_attribute)(int *value, int attribute, int device);
-    int (*set_limit)(int limit, size_t value);
-    int (*get_limit)(size_t *value, int limit);
-} cu;
-
-static bool open_driver(void)
-{
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        return false;
-#define FIND(field, symbol) cu.field = (__typeof__(cu.field))dlsym(library, symbol)
-    FIND(device_get, "cuDeviceGet");
-    FIND(device_get_name, "cuDeviceGetName");
-    FIND(device_get_attribute, "cuDeviceGetAttribute");
-    FIND(set_limit, "cuCtxSetLimit");
-    FIND(get_limit, "cuCtxGetLimit");
-#undef FIND
-    return cu.device_get && cu.device_get_name && cu.device_get_attribute && cu.set_limit &&
-           cu.get_limit;
-}
+static struct cuda_driver cu;
 
 /* The first failure of each side, told under the table it broke. */
 static char failure[2][512];
@@ -292,7 +263,7 @@ int main(int argc, char **argv)
     char name[256] = "NVIDIA GPU";
     int sms = 132, per_sm = 2048, cu_device;
     size_t cuda_heap = 0, fifo = 0;
-    if (open_driver() && cu.device_get(&cu_device, 0) == 0) {
+    if (cuda_driver_open(&cu) && cu.device_get(&cu_device, 0) == 0) {
         cu.device_get_name(name, sizeof name, cu_device);
         cu.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device);
         cu.device_get_attribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
