@@ -32,30 +32,8 @@ static devrt_device *device;
 static const char *image;
 static uint32_t *ran; /* lanes that ran, per tag: device memory the host reads */
 
-/* What one module printed: its output callback appends, and only the server thread calls it. */
-struct sink {
-    char *data;
-    size_t length;
-    bool failed;
-};
-
-static void append(void *context, uint32_t stream, const char *data, size_t size)
-{
-    (void)stream;
-    struct sink *sink = context;
-    char *grown = realloc(sink->data, sink->length + size + 1);
-    if (!grown) {
-        sink->failed = true;
-        return;
-    }
-    memcpy(grown + sink->length, data, size);
-    sink->length += size;
-    grown[sink->length] = '\0';
-    sink->data = grown;
-}
-
 /* How many lines of SINK are "launch TAG line N" for each N below 3; -1 for a foreign line. */
-static long count_lines(const struct sink *sink, uint32_t tag, uint32_t tags)
+static long count_lines(const struct harness_sink *sink, uint32_t tag, uint32_t tags)
 {
     long count = 0;
     for (const char *line = sink->data; line && *line;) {
@@ -92,9 +70,9 @@ static int launch_tagged(devrt_module *module, uint32_t tag)
 struct worker {
     pthread_t thread;
     uint32_t tag;
-    devrt_module *module; /* shared, or NULL: the worker loads its own */
-    struct sink sink;     /* the worker's own module's output */
-    int status;           /* the first failure's status, or DEVRT_SUCCESS */
+    devrt_module *module;     /* shared, or NULL: the worker loads its own */
+    struct harness_sink sink; /* the worker's own module's output */
+    int status;               /* the first failure's status, or DEVRT_SUCCESS */
     char error[256];
     uint64_t heap_in_use; /* its own module's, after its launches */
 };
@@ -109,7 +87,7 @@ static void *work(void *arg)
             snprintf(w->error, sizeof w->error, "load: %s", devrt_last_error());
             return NULL;
         }
-        devrt_module_set_output_callback(module, append, &w->sink);
+        devrt_module_set_output_callback(module, harness_sink_append, &w->sink);
     }
     for (uint32_t round = 0; round < ROUNDS && w->status == DEVRT_SUCCESS; ++round) {
         w->status = launch_tagged(module, w->tag);
@@ -175,12 +153,12 @@ static void test_modules(void)
 static void test_one_module(void)
 {
     devrt_module *module;
-    struct sink sink = {0};
+    struct harness_sink sink = {0};
     if (harness_load(device, image, &module) != DEVRT_SUCCESS) {
         CHECK(false, "load: %s", devrt_last_error());
         return;
     }
-    devrt_module_set_output_callback(module, append, &sink);
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
     struct worker workers[THREADS];
     run_workers(workers, module);
     devrt_module_unload(module);
@@ -247,13 +225,13 @@ static void test_load_unload(void)
 {
     for (uint32_t load = 0; load < LOADS; ++load) {
         devrt_module *module;
-        struct sink sink = {0};
+        struct harness_sink sink = {0};
         int status = harness_load(device, image, &module);
         if (status != DEVRT_SUCCESS) {
             CHECK(false, "load %u: %s", load, devrt_last_error());
             return;
         }
-        devrt_module_set_output_callback(module, append, &sink);
+        devrt_module_set_output_callback(module, harness_sink_append, &sink);
         status = launch_tagged(module, 0);
         CHECK(status == DEVRT_SUCCESS, "launch %u: %s", load, devrt_last_error());
         devrt_module_unload(module);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <devrt/host.h>
 
@@ -26,7 +27,8 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [--wave 1|32|64] [-- ARG...]\n"
+    "                 [--backend hsa|emu|cuda] [--wave 1|32|64] [--timeout SECONDS]\n"
+    "                 [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
     "       devrt-run --list\n"
@@ -34,6 +36,8 @@ static const char usage[] =
     "  {target} in IMAGE stands for the GPU's processor (gfx90a, sm_90, host), so that one\n"
     "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
+    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
+    "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
     "  parameters, where the image records them, are refused before the kernel runs.\n"
@@ -43,7 +47,8 @@ static const char usage[] =
     "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
     "  it took in the driver and in devrt), or why a backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
-    "2 the command line, the image, the arguments or the device was wrong.\n";
+    "2 the command line, the image, the arguments or the device was wrong, 3 the kernel ran\n"
+    "past --timeout.\n";
 
 static int bad_usage(const char *what, const char *value)
 {
@@ -366,6 +371,15 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         int status = devrt_launch(module, kernel, config, args, arg_count, NULL);
         if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
             exit_code = 1; /* the runtime has printed the report */
+        } else if (status == DEVRT_ERROR_TIMEOUT) {
+            fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+            exit_code = 3;
+            if (devrt_device_backend(device) != DEVRT_BACKEND_EMU) {
+                /* The kernel runs on, and unloading its module would wait for it: the
+                   process's end ends it. Its output so far is written. */
+                fflush(NULL);
+                _exit(exit_code);
+            }
         } else if (status != DEVRT_SUCCESS) {
             fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
             exit_code = 2;
@@ -383,7 +397,7 @@ int main(int argc, char **argv)
 {
     const char *image = NULL, *kernel = NULL, *target = NULL;
     bool explaining = false, json = false;
-    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
     struct devrt_device_options options = {0};
     int first_arg = argc;
@@ -421,6 +435,16 @@ int main(int argc, char **argv)
                 backend = DEVRT_BACKEND_CUDA;
             else
                 return bad_usage("unknown backend", b);
+        } else if (!strcmp(a, "--timeout")) {
+            const char *t = i + 1 < argc ? argv[++i] : "";
+            char *end;
+            errno = 0;
+            double seconds = strtod(t, &end);
+            if (!*t || *end || errno || !(seconds > 0 && seconds <= 1e6))
+                return bad_usage("expected seconds, more than 0 and at most 1e6, after --timeout, "
+                                 "not",
+                                 t);
+            config.timeout_ns = (uint64_t)(seconds * 1e9);
         } else if (!strcmp(a, "--wave")) {
             const char *w = i + 1 < argc ? argv[++i] : "";
             if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))
