@@ -668,7 +668,12 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     if (r != CUDA_SUCCESS)
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, entry->kernel);
     entry->backend[0] = NULL;
-    if (entry->id) {
+    /*
+     * A synchronous launch waits for the whole stream, which other threads' launches share;
+     * one with a timeout waits for its own event, so that their kernels, queued after it,
+     * do not count against its time.
+     */
+    if (entry->id || entry->config.timeout_ns) {
         CUevent event = take_event(b);
         if (!event || cu.cuEventRecord(event, stream) != CUDA_SUCCESS) {
             /* The kernel is queued: its wait falls back to the whole stream. */
