@@ -54,7 +54,7 @@ static uint64_t atomics(void)
         fprintf(stderr, "the image is not loaded: %s\n", dlerror());
         exit(1);
     }
-    uint64_t (*count)(void) = (uint64_t(*)(void))dlsym(handle, "__devrt_emu_atomics");
+    uint64_t (*count)(void) = (uint64_t (*)(void))dlsym(handle, "__devrt_emu_atomics");
     if (!count) {
         fprintf(stderr, "the image has no __devrt_emu_atomics\n");
         exit(1);
