@@ -9,6 +9,15 @@
  * own bit from the claimed set. Only the first lane touches shared state, so the uniform
  * values it computes stay in scalar registers on AMDGPU. Workgroups are spread over the
  * heap's shards, each with its own slab per class, so a full GPU does not queue on one.
+ *
+ * Orderings. Every atomic names what it pairs with, as rpc_client.h does. Memory changes
+ * hands through three release/acquire pairs: a slab's layout reaches its users through its
+ * entry in the list (new_slab's release store, find_slab's acquire load), in the lookup set
+ * (remember_slab's release, is_slab's acquire) or the shard's current slab (next_slab's
+ * release store, the acquire loads of it); a freed block reaches its next owner through
+ * its bit (free's release fetch-and, claim's acquire fetch-or), and the free count says so
+ * too (free's release add, reserve's acquire subtraction). Everything else is a hint, a
+ * bound or a statistic, relaxed, and says why at its place.
  */
 #include <devrt/heap.h>
 
@@ -42,6 +51,7 @@ static bool is_slab(const struct devrt_heap *heap, uint64_t base)
     uint32_t number = (uint32_t)(base >> DEVRT_HEAP_SLAB_SHIFT);
     for (uint32_t i = lookup_slot(heap, number);;
          i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
+        /* Acquire: pairs with remember_slab's release, so free reads the slab's header. */
         uint32_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], __ATOMIC_ACQUIRE,
                                            DEVRT_SCOPE_DEVICE);
         if (entry == number)
@@ -57,6 +67,7 @@ static void remember_slab(struct devrt_heap *heap, uint64_t base)
     for (uint32_t i = lookup_slot(heap, number);;
          i = (i + 1) & DEVRT_ARCH_READ_ONLY(heap)->lookup_mask) {
         uint32_t empty = 0;
+        /* Release: the header laid out before it; pairs with is_slab's acquire load. */
         if (devrt_atomic_cas(&DEVRT_ARCH_READ_ONLY(heap)->lookup[i], &empty, number,
                              __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE))
             return;
@@ -116,17 +127,24 @@ static struct devrt_slab *request_slab(uint32_t block_size)
  */
 static struct devrt_slab *new_slab(struct devrt_heap *heap, uint32_t block_size)
 {
+    /* Relaxed: only a bound, checked again by the increment below. */
     if (devrt_atomic_load(&heap->slab_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE) >=
         DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         return NULL;
     struct devrt_slab *slab = request_slab(block_size);
     if (!slab)
         return NULL;
+    /*
+     * Relaxed: it only hands out an index. The slab is published by the release store of
+     * its entry below, not by the count: find_slab reads entries up to the count, and an
+     * entry not yet stored reads 0, which matches no class's tag.
+     */
     uint32_t index =
         devrt_atomic_fetch_add(&heap->slab_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
     if (index >= DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         return NULL; /* lost a race for the last entry; the host keeps the memory */
     remember_slab(heap, (uint64_t)(uintptr_t)slab);
+    /* Release: the layout before it; pairs with find_slab's acquire load of the entry. */
     devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(heap)->slabs[index],
                        (uint64_t)(uintptr_t)slab | devrt_heap_slab_tag(slab->size_class),
                        __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
@@ -147,7 +165,11 @@ static struct devrt_slab *find_slab(struct devrt_heap *heap, struct devrt_heap_s
     /* Only a hint, and large blocks search without a lock: relaxed atomics are enough. */
     uint32_t *cursor =
         &shard->cursor[size_class < DEVRT_HEAP_CLASS_COUNT ? size_class : DEVRT_HEAP_CLASS_COUNT];
-    uint32_t count = devrt_atomic_load(&heap->slab_count, __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
+    /*
+     * Relaxed: the count pairs with nothing (new_slab's increment is relaxed) and needs not:
+     * it only bounds the search. Each entry's own acquire load below publishes its slab.
+     */
+    uint32_t count = devrt_atomic_load(&heap->slab_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
     if (count > DEVRT_ARCH_READ_ONLY(heap)->slab_capacity)
         count = DEVRT_ARCH_READ_ONLY(heap)->slab_capacity;
     uint64_t tag = devrt_heap_slab_tag(size_class);
@@ -155,15 +177,17 @@ static struct devrt_slab *find_slab(struct devrt_heap *heap, struct devrt_heap_s
     for (uint32_t n = 0; n < count; ++n, ++i) {
         if (i >= count)
             i = 0;
+        /* Acquire: pairs with new_slab's release store, so the header below is the slab's. */
         uint64_t entry = devrt_atomic_load(&DEVRT_ARCH_READ_ONLY(heap)->slabs[i], __ATOMIC_ACQUIRE,
                                            DEVRT_SCOPE_DEVICE);
         struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)(entry & ~SLAB_MASK);
         if ((entry & SLAB_MASK) != tag || slab == skip || slab->pages != pages)
             continue;
+        /* Relaxed: a hint; reserve's subtraction does the counting that matters. */
         int32_t free =
             (int32_t)devrt_atomic_load(&slab->free_count, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         if (free > (picky ? (int32_t)(slab->block_count / 4) : 0)) {
-            devrt_atomic_store(cursor, i + 1, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+            devrt_atomic_store(cursor, i + 1, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE); /* a hint */
             return slab;
         }
     }
@@ -185,15 +209,19 @@ static struct devrt_slab *next_slab(struct devrt_heap *heap, struct devrt_heap_s
     uint64_t now = seen;
     if (!large) {
         uint32_t unlocked = 0;
+        /* Acquire: pairs with the release that unlocks it below, taking the last holder's
+           stores (the current slab) with the lock. */
         while (!devrt_atomic_cas(&shard->grow_lock[size_class], &unlocked, 1u, __ATOMIC_ACQUIRE,
                                  DEVRT_SCOPE_DEVICE)) {
             unlocked = 0;
+            /* Acquire: pairs with the release store of a new current slab below. */
             now = devrt_atomic_load(&shard->current[size_class], __ATOMIC_ACQUIRE,
                                     DEVRT_SCOPE_DEVICE);
             if (now != seen)
                 return (struct devrt_slab *)(uintptr_t)now;
             devrt_arch_sleep();
         }
+        /* Acquire: as above, the release store of the current slab. */
         now = devrt_atomic_load(&shard->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
     }
     struct devrt_slab *slab = (struct devrt_slab *)(uintptr_t)now;
@@ -205,9 +233,12 @@ static struct devrt_slab *next_slab(struct devrt_heap *heap, struct devrt_heap_s
             slab = find_slab(heap, shard, size_class, pages, full, false);
     }
     if (!large) {
+        /* Release: the slab's layout (found or new) before it; pairs with the acquire loads
+           of current here and in allocate_group. */
         if (slab && now == seen)
             devrt_atomic_store(&shard->current[size_class], (uint64_t)(uintptr_t)slab,
                                __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+        /* Release: unlocks; pairs with the acquire compare-and-swap that takes the lock. */
         devrt_atomic_store(&shard->grow_lock[size_class], 0u, __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
     }
     return slab;
@@ -222,9 +253,17 @@ static struct devrt_slab *next_slab(struct devrt_heap *heap, struct devrt_heap_s
  */
 static uint32_t reserve(struct devrt_slab *slab, uint32_t want, uint32_t *word)
 {
+    /*
+     * Acquire: pairs with free's release add. A count that includes a freed block then
+     * comes with that block's cleared bit, so claim finds every block reserved in the words
+     * it reads rather than spinning until a stale word is refreshed. The block's contents
+     * change hands through the bit itself (claim, free).
+     */
     int32_t free = (int32_t)devrt_atomic_fetch_add(&slab->free_count, -want, __ATOMIC_ACQUIRE,
                                                    DEVRT_SCOPE_DEVICE);
     uint32_t take = free < 0 ? 0 : (uint32_t)free < want ? (uint32_t)free : want;
+    /* Relaxed: gives back what was never there; it publishes nothing. A read-modify-write,
+       so it does not break the release sequence of an earlier free's add. */
     if (take < want)
         devrt_atomic_fetch_add(&slab->free_count, want - take, __ATOMIC_RELAXED,
                                DEVRT_SCOPE_DEVICE);
@@ -242,6 +281,7 @@ static uint32_t claim(struct devrt_slab *slab, uint32_t want, uint32_t *word)
 {
     uint32_t words = (slab->block_count + 31) / 32;
     for (uint32_t i = *word < words ? *word : 0;; i = i + 1 == words ? 0 : i + 1) {
+        /* Relaxed: which bits look free is a guess; the fetch-or below decides. */
         uint32_t free = ~devrt_atomic_load(&slab->bitmap[i], __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
         uint32_t take = 0;
         for (uint32_t n = 0; n < want && free; ++n) {
@@ -250,6 +290,7 @@ static uint32_t claim(struct devrt_slab *slab, uint32_t want, uint32_t *word)
         }
         if (!take)
             continue;
+        /* Acquire: pairs with free's release fetch-and: the block's last owner is done. */
         uint32_t won = take & ~devrt_atomic_fetch_or(&slab->bitmap[i], take, __ATOMIC_ACQUIRE,
                                                      DEVRT_SCOPE_DEVICE);
         if (won) {
@@ -281,6 +322,7 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
     uint32_t served = 0, word = 0;
     struct devrt_heap_shard *shard = shard_of(heap);
     struct devrt_slab *slab = NULL;
+    /* Acquire: pairs with next_slab's release store of the current slab. */
     if (leader && !large)
         slab = (struct devrt_slab *)(uintptr_t)devrt_atomic_load(
             &shard->current[size_class], __ATOMIC_ACQUIRE, DEVRT_SCOPE_DEVICE);
@@ -323,6 +365,7 @@ static void *allocate_group(uint64_t group, struct devrt_heap *heap, uint32_t si
             served += n;
         }
     }
+    /* Relaxed: statistics, which the host reads once the kernel has ended. */
     if (leader) {
         devrt_atomic_fetch_add(&shard->bytes_in_use, (uint64_t)served * block_size,
                                __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
@@ -340,6 +383,7 @@ DEVRT_ARCH_INLINE void *devrt_malloc(size_t size)
     if (size == 0)
         return NULL;
     if (size > DEVRT_ARCH_READ_ONLY(heap)->max_block) {
+        /* Relaxed: a statistic. */
         devrt_atomic_fetch_add(&heap->failed_allocations, 1ull, __ATOMIC_RELAXED,
                                DEVRT_SCOPE_DEVICE);
         return NULL;
@@ -398,10 +442,13 @@ DEVRT_ARCH_INLINE void devrt_free(void *ptr)
             index < slab->block_count) {
             code = DEVRT_EXCEPTION_DOUBLE_FREE;
             why = "double free";
+            /* Release: this owner is done with the block; pairs with claim's acquire. */
             if (devrt_atomic_fetch_and(&slab->bitmap[index / 32], ~bit, __ATOMIC_RELEASE,
                                        DEVRT_SCOPE_DEVICE) &
                 bit) {
-                devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
+                /* Release: after the bit; pairs with reserve's acquire subtraction. */
+                devrt_atomic_fetch_add(&slab->free_count, 1u, __ATOMIC_RELEASE, DEVRT_SCOPE_DEVICE);
+                /* Relaxed: a statistic. */
                 devrt_atomic_fetch_add(&shard_of(heap)->bytes_in_use, -(uint64_t)block_size,
                                        __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE);
                 return;

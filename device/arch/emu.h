@@ -93,13 +93,13 @@ static inline void devrt_arch_sync_lanes(uint64_t mask)
 
 /*
  * Lanes outnumber cores many times over: give the core to a lane that can progress. The
- * runtime learns that this lane waits, so its wave-mates stop waiting for it to meet them.
+ * runtime learns that this lane waits, so its wave-mates stop waiting for it to meet them,
+ * and a launch past its timeout stops the lane there.
  */
 static inline void devrt_arch_sleep(void)
 {
     struct devrt_emu_lane *lane = devrt_emu_current_lane;
-    if (lane->wave_size > 1)
-        lane->sleep(lane);
+    lane->sleep(lane);
     sched_yield();
 }
 

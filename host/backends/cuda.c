@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <devrt/cuda.h>
 
@@ -72,6 +73,8 @@
     X(cuEventDestroy)                                                                              \
     X(cuEventRecord)                                                                               \
     X(cuEventSynchronize)                                                                          \
+    X(cuEventQuery)                                                                                \
+    X(cuStreamQuery)                                                                               \
     X(cuStreamWaitEvent)                                                                           \
     X(cuMemsetD32Async)                                                                            \
     X(cuMemGetAddressRange)
@@ -667,7 +670,12 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     if (r != CUDA_SUCCESS)
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, entry->kernel);
     entry->backend[0] = NULL;
-    if (entry->id) {
+    /*
+     * A synchronous launch waits for the whole stream, which other threads' launches share;
+     * one with a timeout waits for its own event, so that their kernels, queued after it,
+     * do not count against its time.
+     */
+    if (entry->id || entry->config.timeout_ns) {
         CUevent event = take_event(b);
         if (!event || cu.cuEventRecord(event, stream) != CUDA_SUCCESS) {
             /* The kernel is queued: its wait falls back to the whole stream. */
@@ -680,13 +688,39 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     return DEVRT_SUCCESS;
 }
 
-static int cuda_complete(struct devrt_launch_entry *entry)
+/*
+ * Until DEADLINE (devrt_now_ns), polled: the driver has no wait with a timeout. The polls
+ * start at 50 us apart and grow to 1 ms, so a launch of a few microseconds costs little
+ * more than the synchronize would.
+ */
+static CUresult wait_until(CUevent event, CUstream stream, uint64_t deadline)
+{
+    struct timespec pause = {0, 50000};
+    for (;;) {
+        CUresult r = event ? cu.cuEventQuery(event) : cu.cuStreamQuery(stream);
+        if (r != CUDA_ERROR_NOT_READY || devrt_now_ns() >= deadline)
+            return r;
+        nanosleep(&pause, NULL);
+        if (pause.tv_nsec < 1000000)
+            pause.tv_nsec *= 2;
+    }
+}
+
+static int cuda_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
     devrt_device *device = entry->module->device;
     struct cuda_backend *b = bind(device);
     CUstream stream = entry->stream->backend ? entry->stream->backend : b->launch;
-    CUresult r = entry->backend[0] ? cu.cuEventSynchronize((CUevent)entry->backend[0])
-                                   : cu.cuStreamSynchronize(stream);
+    CUevent event = entry->backend[0];
+    CUresult r = deadline ? wait_until(event, stream, deadline)
+                 : event  ? cu.cuEventSynchronize(event)
+                          : cu.cuStreamSynchronize(stream);
+    if (r == CUDA_ERROR_NOT_READY)
+        return devrt_fail(DEVRT_ERROR_TIMEOUT,
+                          "kernel %s ran past its timeout of %.3f s; CUDA cannot stop a kernel "
+                          "without destroying the context, so it runs on, and the stream's later "
+                          "work waits for it",
+                          entry->kernel, (double)entry->config.timeout_ns / 1e9);
     if (r != CUDA_SUCCESS) {
         /* A fault is sticky: the driver refuses the context's later work too. */
         char what[600];

@@ -15,10 +15,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <ffi.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,9 @@ struct emu_device {
 struct emu_module {
     void *handle;
     devrt_emu_enter_fn *enter;
+    int copy; /* the private copy the image was loaded from (open_copy), else -1 */
+    struct devrt_state **state_variable;
+    struct emu_module *next_loaded; /* among every module loaded, on any device */
 };
 
 struct emu_group {
@@ -70,6 +75,21 @@ struct emu_gathering {
 
 struct emu_lane;
 
+/*
+ * Stopping a launch past its timeout. Lanes stop at their next call into the runtime (a
+ * lane-mask operation, the barrier, a poll's sleep), and a lane running kernel code alone,
+ * a bare spin loop for instance, is sent EMU_STOP_SIGNAL, whose handler ends it there. A
+ * lane inside the runtime holds its locks, so the handler leaves it to stop on its way out.
+ */
+#define EMU_STOP_SIGNAL (SIGRTMIN + 4)
+
+struct emu_stop {
+    pthread_mutex_t lock;
+    pthread_cond_t lane_ended;
+    uint64_t running; /* lane threads started that have not ended; under lock */
+    bool stopped;     /* atomic: the lanes must end */
+};
+
 /* Every field is under lock. Bits are lanes of the wave. */
 struct emu_wave {
     pthread_mutex_t lock;
@@ -90,6 +110,9 @@ struct emu_lane {
     bool slept;           /* this lane's own copy of its bit in wave->slept */
     uint64_t random;      /* for the random schedule's delays; 0 when converged */
     jmp_buf ended;
+    struct emu_stop *stop;
+    volatile sig_atomic_t in_runtime; /* in a call into the runtime: no stop by signal */
+    bool done;                        /* the thread has ended; under stop->lock */
     void (*kernel)(void);
     ffi_cif *cif;
     void **values;
@@ -306,29 +329,121 @@ static void emu_close(devrt_device *device)
     free(device->backend);
 }
 
+/*
+ * dlopen maps a file once per process, so a second module of an image already loaded (on
+ * this device or another) would share the first one's __devrt_state, and with it the first
+ * module's channel and heap. Such an image is loaded again from a private copy, as a GPU
+ * loads each module into memory of its own. dlopen also takes a name it has mapped already
+ * for the same object: the copy's name, /proc/self/fd/N, stays unique only while N stays
+ * open, so the copy's descriptor lives as long as the module. Every load is checked against
+ * the modules loaded (loaded_modules), whatever the reason two could share a state. The
+ * lock makes "loaded already?", the load and the check one step for threads loading at once.
+ */
+static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_module *loaded_modules; /* under image_lock */
+
+/* dlopen a copy of PATH in an anonymous file, which no other load can share. */
+static void *open_copy(const char *path, int *copy)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    int out = memfd_create("devrt-emu-image", MFD_CLOEXEC);
+    void *handle = NULL;
+    char buffer[65536], name[64];
+    ssize_t n = 0;
+    if (in >= 0 && out >= 0) {
+        while ((n = read(in, buffer, sizeof buffer)) > 0)
+            if (write(out, buffer, (size_t)n) != n) {
+                n = -1;
+                break;
+            }
+    }
+    if (in < 0 || out < 0 || n < 0) {
+        devrt_fail(DEVRT_ERROR_IMAGE, "%s: cannot copy it to load it a second time: %s", path,
+                   strerror(errno));
+    } else {
+        snprintf(name, sizeof name, "/proc/self/fd/%d", out);
+        handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!handle)
+            devrt_fail(DEVRT_ERROR_IMAGE, "%s (a copy of %s)", dlerror(), path);
+    }
+    if (in >= 0)
+        close(in);
+    if (handle) {
+        *copy = out;
+    } else if (out >= 0) {
+        close(out);
+    }
+    return handle;
+}
+
+/* Whether a module loaded already has the state variable at STATE; under image_lock. */
+static bool state_taken(struct devrt_state **state)
+{
+    for (const struct emu_module *m = loaded_modules; m; m = m->next_loaded)
+        if (m->state_variable == state)
+            return true;
+    return false;
+}
+
+static int open_image(struct emu_module *m, const char *path)
+{
+    void *loaded = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (loaded) {
+        dlclose(loaded); /* RTLD_NOLOAD counted a reference too */
+        m->handle = open_copy(path, &m->copy);
+    } else {
+        m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!m->handle)
+            devrt_fail(DEVRT_ERROR_IMAGE, "%s", dlerror());
+    }
+    if (!m->handle)
+        return DEVRT_ERROR_IMAGE;
+    m->state_variable = dlsym(m->handle, DEVRT_STATE_SYMBOL);
+    m->enter = (devrt_emu_enter_fn *)dlsym(m->handle, DEVRT_EMU_ENTER_SYMBOL);
+    int status = DEVRT_SUCCESS;
+    if (!m->state_variable || !m->enter)
+        status = devrt_fail(DEVRT_ERROR_IMAGE,
+                            "%s: not an emulation image (no %s or %s); link it with libdevrt_emu",
+                            path, DEVRT_STATE_SYMBOL, DEVRT_EMU_ENTER_SYMBOL);
+    else if (state_taken(m->state_variable))
+        status = devrt_fail(DEVRT_ERROR_IMAGE,
+                            "%s: the loader gave this module the %s of a module loaded already; "
+                            "their channels and heaps would be one",
+                            path, DEVRT_STATE_SYMBOL);
+    return status;
+}
+
+static void close_image(struct emu_module *m)
+{
+    if (m->handle)
+        dlclose(m->handle);
+    if (m->copy >= 0)
+        close(m->copy);
+}
+
 static int emu_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    m->copy = -1;
     /* An image is a file: without a slash dlopen would search the library path instead. */
     char local[4096];
     if (!strchr(path, '/') && snprintf(local, sizeof local, "./%s", path) < (int)sizeof local)
         path = local;
-    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!m->handle) {
-        free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s", dlerror());
+    pthread_mutex_lock(&image_lock);
+    int status = open_image(m, path);
+    if (status == DEVRT_SUCCESS) {
+        m->next_loaded = loaded_modules;
+        loaded_modules = m;
     }
-    *state_variable = dlsym(m->handle, DEVRT_STATE_SYMBOL);
-    m->enter = (devrt_emu_enter_fn *)dlsym(m->handle, DEVRT_EMU_ENTER_SYMBOL);
-    if (!*state_variable || !m->enter) {
-        dlclose(m->handle);
+    pthread_mutex_unlock(&image_lock);
+    if (status != DEVRT_SUCCESS) {
+        close_image(m);
         free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE,
-                          "%s: not an emulation image (no %s or %s); link it with libdevrt_emu",
-                          path, DEVRT_STATE_SYMBOL, DEVRT_EMU_ENTER_SYMBOL);
+        return status;
     }
+    *state_variable = m->state_variable;
     module->backend = m;
     return DEVRT_SUCCESS;
 }
@@ -336,7 +451,14 @@ static int emu_load(devrt_module *module, const char *path, struct devrt_state *
 static void emu_unload(devrt_module *module)
 {
     struct emu_module *m = module->backend;
-    dlclose(m->handle);
+    pthread_mutex_lock(&image_lock);
+    for (struct emu_module **p = &loaded_modules; *p; p = &(*p)->next_loaded)
+        if (*p == m) {
+            *p = m->next_loaded;
+            break;
+        }
+    close_image(m);
+    pthread_mutex_unlock(&image_lock);
     free(m);
 }
 
@@ -424,6 +546,28 @@ static void check_deadlock(struct emu_wave *wave, const struct emu_lane *lane)
     abort();
 }
 
+__attribute__((noreturn)) static void emu_end_wave(struct devrt_emu_lane *public_lane);
+
+/* A call into the runtime begins: a stop signal now waits for runtime_leave. */
+static void runtime_enter(struct emu_lane *lane)
+{
+    lane->in_runtime = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * The call ends. Left first, then checked: a signal either finds the lane out of the
+ * runtime and ends it, or came before, and the check sees the stop it followed.
+ */
+static void runtime_leave(struct emu_lane *lane)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    lane->in_runtime = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&lane->stop->stopped, __ATOMIC_ACQUIRE))
+        emu_end_wave(&lane->lane);
+}
+
 static void emu_meet(struct devrt_emu_lane *public_lane, uint64_t mask, int predicate,
                      uint32_t value, struct devrt_emu_meeting *out)
 {
@@ -438,6 +582,7 @@ static void emu_meet(struct devrt_emu_lane *public_lane, uint64_t mask, int pred
                 id, (unsigned long long)mask);
         abort();
     }
+    runtime_enter(lane);
     uint64_t site = mask ? 0 : call_site();
     /* Vary who arrives first. */
     if (lane->random && next_random(&lane->random) & 1)
@@ -485,19 +630,22 @@ static void emu_meet(struct devrt_emu_lane *public_lane, uint64_t mask, int pred
     if (--gathering->readers == 0)
         free(gathering);
     pthread_mutex_unlock(&wave->lock);
+    runtime_leave(lane);
 }
 
 static void emu_sleep(struct devrt_emu_lane *public_lane)
 {
     struct emu_lane *lane = (struct emu_lane *)public_lane;
-    if (lane->slept)
-        return; /* the wave knows already */
-    struct emu_wave *wave = lane->wave;
-    pthread_mutex_lock(&wave->lock);
-    wave->slept |= 1ull << public_lane->lane_id;
-    lane->slept = true;
-    settle(wave);
-    pthread_mutex_unlock(&wave->lock);
+    runtime_enter(lane);
+    if (!lane->slept && lane->lane.wave_size > 1) { /* else the wave knows already */
+        struct emu_wave *wave = lane->wave;
+        pthread_mutex_lock(&wave->lock);
+        wave->slept |= 1ull << public_lane->lane_id;
+        lane->slept = true;
+        settle(wave);
+        pthread_mutex_unlock(&wave->lock);
+    }
+    runtime_leave(lane);
 }
 
 static void release_barrier(struct emu_group *group)
@@ -529,6 +677,7 @@ static void emu_barrier(struct devrt_emu_lane *public_lane)
 {
     struct emu_lane *lane = (struct emu_lane *)public_lane;
     struct emu_group *group = lane->group;
+    runtime_enter(lane);
     mark_barrier(lane, true);
     pthread_mutex_lock(&group->lock);
     uint64_t generation = group->generation;
@@ -539,6 +688,7 @@ static void emu_barrier(struct devrt_emu_lane *public_lane)
             pthread_cond_wait(&group->released, &group->lock);
     pthread_mutex_unlock(&group->lock);
     mark_barrier(lane, false);
+    runtime_leave(lane);
 }
 
 __attribute__((noreturn)) static void emu_end_wave(struct devrt_emu_lane *public_lane)
@@ -566,14 +716,75 @@ static void lane_ended(struct emu_lane *lane)
     pthread_mutex_unlock(&group->lock);
 }
 
+/* The lane this thread runs, for the stop signal's handler. */
+static _Thread_local struct emu_lane *running_lane;
+
+static void stop_signalled(int signal)
+{
+    (void)signal;
+    struct emu_lane *lane = running_lane;
+    if (lane && !lane->in_runtime)
+        longjmp(lane->ended, 1); /* kernel code holds none of the runtime's locks */
+}
+
+static void install_stop_handler(void)
+{
+    struct sigaction action = {.sa_handler = stop_signalled, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    sigaction(EMU_STOP_SIGNAL, &action, NULL);
+}
+
 static void *lane_main(void *arg)
 {
     struct emu_lane *lane = arg;
+    lane->in_runtime = 1;
+    running_lane = lane;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, EMU_STOP_SIGNAL);
+    pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
     lane->enter(&lane->lane);
-    if (setjmp(lane->ended) == 0)
-        ffi_call(lane->cif, lane->kernel, NULL, lane->values);
+    if (setjmp(lane->ended) == 0) {
+        lane->in_runtime = 0;
+        /* Stopped before it started: it ends here, as at any call into the runtime. */
+        if (!__atomic_load_n(&lane->stop->stopped, __ATOMIC_ACQUIRE))
+            ffi_call(lane->cif, lane->kernel, NULL, lane->values);
+    }
+    lane->in_runtime = 1;
     lane_ended(lane);
+    pthread_mutex_lock(&lane->stop->lock);
+    lane->done = true;
+    if (--lane->stop->running == 0)
+        pthread_cond_signal(&lane->stop->lane_ended);
+    pthread_mutex_unlock(&lane->stop->lock);
     return NULL;
+}
+
+/*
+ * Wait for the STARTED lane threads of THREADS and LANES; past DEADLINE (CLOCK_MONOTONIC
+ * nanoseconds, 0: none) stop them. Returns whether it stopped them.
+ */
+static bool wait_lanes(struct emu_stop *stop, struct emu_lane *const *lanes,
+                       const pthread_t *threads, size_t started, uint64_t deadline)
+{
+    bool stopped = false;
+    pthread_mutex_lock(&stop->lock);
+    while (deadline && stop->running && !stopped) {
+        struct timespec until = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+        if (pthread_cond_timedwait(&stop->lane_ended, &stop->lock, &until) == ETIMEDOUT &&
+            stop->running) {
+            stopped = true;
+            __atomic_store_n(&stop->stopped, true, __ATOMIC_RELEASE);
+            /* Under the lock: a thread not done has not exited, so its id is good. */
+            for (size_t i = 0; i < started; ++i)
+                if (!lanes[i]->done)
+                    pthread_kill(threads[i], EMU_STOP_SIGNAL);
+        }
+    }
+    pthread_mutex_unlock(&stop->lock);
+    for (size_t i = 0; i < started; ++i)
+        pthread_join(threads[i], NULL);
+    return stopped;
 }
 
 static ffi_type *ffi_type_of(enum devrt_arg_type type)
@@ -601,13 +812,16 @@ struct emu_batch {
     struct emu_group *groups;
     struct emu_wave *waves;
     pthread_t *threads;
+    struct emu_lane **started; /* the lane of each thread */
+    struct emu_stop stop;
+    uint64_t deadline; /* CLOCK_MONOTONIC nanoseconds; 0: none */
     uint32_t waves_per_group;
     uint32_t wave_size;
     uint64_t random_seed; /* 0: converged */
 };
 
 /* Run `count` workgroups from `first` on, each lane a thread; wait for all of them. */
-static int run_groups(const struct emu_batch *batch, const struct emu_lane *proto,
+static int run_groups(struct emu_batch *batch, const struct emu_lane *proto,
                       const struct devrt_launch_config *config, uint64_t first, uint64_t count)
 {
     uint32_t block = (uint32_t)count3(config->block);
@@ -660,16 +874,24 @@ static int run_groups(const struct emu_batch *batch, const struct emu_lane *prot
             if (status != DEVRT_SUCCESS) {
                 /* Lanes that never start must not hold up those that did. */
                 lane_ended(lane);
-            } else if (pthread_create(&batch->threads[started], &attr, lane_main, lane) != 0) {
-                status = devrt_fail(DEVRT_ERROR_LAUNCH, "cannot start lane thread %zu", started);
-                lane_ended(lane);
-            } else {
-                started++;
+                continue;
             }
+            pthread_mutex_lock(&batch->stop.lock);
+            batch->stop.running++;
+            if (pthread_create(&batch->threads[started], &attr, lane_main, lane) != 0) {
+                batch->stop.running--;
+                status = devrt_fail(DEVRT_ERROR_LAUNCH, "cannot start lane thread %zu", started);
+            } else {
+                batch->started[started++] = lane;
+            }
+            pthread_mutex_unlock(&batch->stop.lock);
+            if (status != DEVRT_SUCCESS)
+                lane_ended(lane);
         }
     }
-    for (size_t i = 0; i < started; ++i)
-        pthread_join(batch->threads[i], NULL);
+    if (wait_lanes(&batch->stop, batch->started, batch->threads, started, batch->deadline) &&
+        status == DEVRT_SUCCESS)
+        status = DEVRT_ERROR_TIMEOUT;
     pthread_attr_destroy(&attr);
     for (uint64_t g = 0; g < count; ++g) {
         pthread_mutex_destroy(&batch->groups[g].lock);
@@ -753,6 +975,9 @@ static int emu_launch(devrt_module *module, const char *kernel,
         .values = values,
         .enter = m->enter,
     };
+    static pthread_once_t stop_handler = PTHREAD_ONCE_INIT;
+    if (config->timeout_ns)
+        pthread_once(&stop_handler, install_stop_handler);
     uint64_t block = count3(config->block);
     uint64_t groups_total = count3(config->grid);
     uint64_t per_batch = block >= DEVRT_EMU_MAX_LANES ? 1 : DEVRT_EMU_MAX_LANES / block;
@@ -765,18 +990,35 @@ static int emu_launch(devrt_module *module, const char *kernel,
         .random_seed = emu->schedule == DEVRT_EMU_SCHEDULE_RANDOM
                            ? mix(emu->seed * 0x9e3779b97f4a7c15ull + launch)
                            : 0,
+        .deadline = config->timeout_ns ? devrt_now_ns() + config->timeout_ns : 0,
     };
+    pthread_mutex_init(&batch.stop.lock, NULL);
+    pthread_condattr_t clock;
+    pthread_condattr_init(&clock);
+    pthread_condattr_setclock(&clock, CLOCK_MONOTONIC);
+    pthread_cond_init(&batch.stop.lane_ended, &clock);
+    pthread_condattr_destroy(&clock);
+    proto.stop = &batch.stop;
     batch.lanes = calloc(per_batch * block, sizeof *batch.lanes);
     batch.groups = calloc(per_batch, sizeof *batch.groups);
     batch.waves = calloc(per_batch * batch.waves_per_group, sizeof *batch.waves);
     batch.threads = calloc(per_batch * block, sizeof *batch.threads);
-    if (!batch.lanes || !batch.groups || !batch.waves || !batch.threads)
+    batch.started = calloc(per_batch * block, sizeof *batch.started);
+    if (!batch.lanes || !batch.groups || !batch.waves || !batch.threads || !batch.started)
         status = devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %llu lanes",
                             (unsigned long long)(per_batch * block));
     for (uint64_t first = 0; status == DEVRT_SUCCESS && first < groups_total; first += per_batch) {
         uint64_t count = groups_total - first < per_batch ? groups_total - first : per_batch;
         status = run_groups(&batch, &proto, config, first, count);
     }
+    if (status == DEVRT_ERROR_TIMEOUT)
+        status = devrt_fail(DEVRT_ERROR_TIMEOUT,
+                            "kernel %s ran past its timeout of %.3f s: the emulation stopped its "
+                            "lanes",
+                            kernel, (double)config->timeout_ns / 1e9);
+    pthread_cond_destroy(&batch.stop.lane_ended);
+    pthread_mutex_destroy(&batch.stop.lock);
+    free(batch.started);
     free(batch.lanes);
     free(batch.groups);
     free(batch.waves);

@@ -709,14 +709,22 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     return DEVRT_SUCCESS;
 }
 
-static int hsa_complete(struct devrt_launch_entry *entry)
+static int hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
     struct hsa_backend *b = entry->module->device->backend;
     hsa_signal_t done = {(uint64_t)(uintptr_t)entry->backend[0]};
     while (hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
-                                         HSA_WAIT_STATE_BLOCKED) >= 1)
+                                         HSA_WAIT_STATE_BLOCKED) >= 1) {
         if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
             break;
+        /* Checked every 100 ms, the wait's bound: a timeout is that late at most. */
+        if (deadline && devrt_now_ns() >= deadline)
+            return devrt_fail(DEVRT_ERROR_TIMEOUT,
+                              "kernel %s ran past its timeout of %.3f s; HSA cannot stop one "
+                              "kernel of a queue, so it runs on, and the queue's later work "
+                              "waits for it",
+                              entry->kernel, (double)entry->config.timeout_ns / 1e9);
+    }
     if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
         return queue_failed(entry->module, entry->kernel);
     return DEVRT_SUCCESS;

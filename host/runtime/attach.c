@@ -181,7 +181,8 @@ int devrt_attached_check(devrt_module *module, const char *kernel,
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
                           "devrt_attached_check: not an attached module");
     /* Without the geometry the ids stay flat: every workgroup and workitem in x. */
-    static const struct devrt_launch_config flat = {{UINT32_MAX, 1, 1}, {UINT32_MAX, 1, 1}};
+    static const struct devrt_launch_config flat = {.grid = {UINT32_MAX, 1, 1},
+                                                    .block = {UINT32_MAX, 1, 1}};
     return devrt_launches_check(module, kernel ? kernel : "(attached)", config ? config : &flat,
                                 report);
 }

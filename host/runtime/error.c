@@ -35,6 +35,7 @@ const char *devrt_status_string(int status)
     case DEVRT_ERROR_DEVICE_REQUEST: return "kernel sent a malformed request";
     case DEVRT_ERROR_BACKEND: return "backend error";
     case DEVRT_ERROR_ARGUMENTS: return "arguments do not fit the kernel";
+    case DEVRT_ERROR_TIMEOUT: return "kernel ran past its timeout";
     default: return "unknown status";
     }
 }

@@ -235,3 +235,21 @@ int devrt_heap_stats(devrt_module *module, struct devrt_heap_stats *stats)
     stats->max_bytes = module->heap.max_bytes;
     return DEVRT_SUCCESS;
 }
+
+/*
+ * After a launch whose lanes were stopped (a timeout on the emulation): a lane stopped while
+ * it held a class's grow lock, waiting for the host's slab, left it taken, and every later
+ * allocation of that class on that shard would wait for it forever. No lane runs now, so
+ * every lock is free. Blocks the stopped lanes had reserved and not yet claimed stay
+ * counted as taken: the heap loses them, nothing else.
+ */
+int devrt_heap_reclaim_locks(devrt_module *module)
+{
+    devrt_device *device = module->device;
+    static const uint32_t unlocked[DEVRT_HEAP_CLASS_COUNT];
+    for (uint32_t shard = 0; shard < DEVRT_HEAP_SHARDS; ++shard)
+        if (device->ops->write(device, module->heap.device_heap->shard[shard].grow_lock, unlocked,
+                               sizeof unlocked) != 0)
+            return devrt_fail(DEVRT_ERROR_BACKEND, "cannot take back the heap's locks");
+    return DEVRT_SUCCESS;
+}

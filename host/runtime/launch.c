@@ -260,7 +260,8 @@ static int wait_ended(struct devrt_launch_entry *e)
 {
     devrt_device *device = e->module->device;
     if (has_queues(device))
-        return device->ops->complete(e);
+        return device->ops->complete(e, e->config.timeout_ns ? devrt_now_ns() + e->config.timeout_ns
+                                                             : 0);
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
     while (!e->ran)
@@ -319,27 +320,43 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     devrt_device *device = module->device;
     struct devrt_launches *l = &device->launches;
     int status = wait_ended(e);
+    /*
+     * Past its timeout the emulation has stopped the kernel's lanes; a backend with queues
+     * cannot, and the kernel runs on: it may still send requests and write its record.
+     */
+    bool stopped = status == DEVRT_ERROR_TIMEOUT && !has_queues(device);
+    bool running = status == DEVRT_ERROR_TIMEOUT && !stopped;
     /* The launch has ended (an event, a join): its stores to the record are visible. */
-    bool recorded = __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
+    bool recorded = !running && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
     bool raised = status == DEVRT_SUCCESS && recorded;
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     pthread_mutex_unlock(&l->lock);
     /* Everything the kernel sent, its output included, is taken before anything is reported. */
-    devrt_server_drain(device, module, last);
+    devrt_server_drain(device, module, last && !running);
     devrt_output_flush(module);
     /*
-     * A raise, or a fault (DEVRT_ERROR_LAUNCH), ends waves that may hold ports. When no other
-     * launch of the module runs, the ports still locked are theirs: take them back.
+     * A raise, a fault (DEVRT_ERROR_LAUNCH) or a stop ends waves that may hold ports. When no
+     * other launch of the module runs, the ports still locked are theirs: take them back; a
+     * stop may also have left the heap's locks held.
      */
-    if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
+    if (last && (raised || status == DEVRT_ERROR_LAUNCH || stopped)) {
         char why[256];
         snprintf(why, sizeof why, "%s", devrt_last_error());
         int reclaimed = devrt_server_reclaim_ports(device, module);
+        if (reclaimed == DEVRT_SUCCESS && stopped)
+            reclaimed = devrt_heap_reclaim_locks(module);
         if (status != DEVRT_SUCCESS)
             devrt_fail(status, "%s", why);
         else if (reclaimed != DEVRT_SUCCESS)
             status = reclaimed;
+    }
+    if (stopped) {
+        /* The stop cut the kernel's last messages short: the timeout is its report. */
+        pthread_mutex_lock(&module->error_lock);
+        module->request_errors = 0;
+        module->request_error[0] = '\0';
+        pthread_mutex_unlock(&module->error_lock);
     }
     struct devrt_launch_report local;
     if (!report)
@@ -354,13 +371,23 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
         module->raised_slot = e->slot;
         module->raised_order = e->module_order;
     }
-    if (module->slot_owner == e)
+    if (running) {
+        /* The kernel may still write its record: the slot is never handed out again (the
+           module frees it at unload), and the next launch points the state at a new one. */
+        if (module->slot_owner == e) {
+            module->slot_owner = NULL;
+            module->slot = NULL;
+        }
+    } else if (module->slot_owner == e) {
         module->slot_owner = NULL;
-    else
+    } else {
         module->free_slots[module->free_slot_count++] = e->slot;
+    }
     if (module->last == e)
         module->last = NULL;
-    if (device->ops->release)
+    /* A kernel that runs on may still signal what release would free (HSA's completion
+       signal, its kernel arguments): those are left to it, a leak of a few bytes. */
+    if (device->ops->release && !running)
         device->ops->release(e);
     pthread_mutex_unlock(&l->lock);
 

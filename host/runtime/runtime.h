@@ -56,14 +56,16 @@ struct devrt_backend_ops {
      * Backends with queues of their own (launch.c, "Launches"). enqueue queues ENTRY on its
      * stream after every earlier launch of the module, pointing the module's state at
      * entry->slot first when entry->new_slot; complete waits until it has ended
-     * (DEVRT_ERROR_LAUNCH with the error set if it failed); release gives back what
+     * (DEVRT_ERROR_LAUNCH with the error set if it failed), or until DEADLINE_NS
+     * (devrt_now_ns; 0: none) has passed (DEVRT_ERROR_TIMEOUT: the kernel runs on, since
+     * these backends cannot stop it); release gives back what
      * enqueue took, once launch.c no longer orders anything after the entry.
      */
     int (*stream_create)(devrt_stream *stream);
     void (*stream_destroy)(devrt_stream *stream);
     int (*enqueue)(devrt_module *module, struct devrt_launch_entry *entry,
                    const struct devrt_arg *args, size_t arg_count);
-    int (*complete)(struct devrt_launch_entry *entry);
+    int (*complete)(struct devrt_launch_entry *entry, uint64_t deadline_ns);
     void (*release)(struct devrt_launch_entry *entry);
     /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
     uint64_t (*arm_doorbell)(devrt_device *device);
@@ -355,6 +357,8 @@ size_t devrt_heap_plan(devrt_module *module);
 int devrt_heap_attach(devrt_module *module, struct devrt_heap *heap, struct devrt_heap *device_heap,
                       void *tables);
 void devrt_heap_detach(devrt_module *module);
+/* After lanes were stopped, none running: free every grow lock they may have held. */
+int devrt_heap_reclaim_locks(devrt_module *module);
 devrt_request_handler devrt_serve_heap_grow;
 
 /* output.c: the handlers of DEVRT_RPC_OUTPUT and DEVRT_RPC_PRINTF */

@@ -36,7 +36,8 @@ struct devrt_emu_lane {
      */
     void (*meet)(struct devrt_emu_lane *lane, uint64_t mask, int predicate, uint32_t value,
                  struct devrt_emu_meeting *out);
-    /* The lane waits for something other lanes or the host will do (devrt_arch_sleep). */
+    /* The lane waits for something other lanes or the host will do (devrt_arch_sleep), on
+       waves of any width; a launch past its timeout may end the lane here. */
     void (*sleep)(struct devrt_emu_lane *lane);
 };
 

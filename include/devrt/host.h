@@ -28,7 +28,8 @@ enum devrt_status {
     DEVRT_ERROR_EXCEPTION,      /* the kernel raised an exception (see the report) */
     DEVRT_ERROR_DEVICE_REQUEST, /* the kernel sent a malformed request (see the report) */
     DEVRT_ERROR_BACKEND,        /* the backend's own API failed */
-    DEVRT_ERROR_ARGUMENTS /* the arguments do not fit the kernel's parameters (count or size) */
+    DEVRT_ERROR_ARGUMENTS, /* the arguments do not fit the kernel's parameters (count or size) */
+    DEVRT_ERROR_TIMEOUT    /* the kernel ran past its launch's timeout (docs/runtime.md) */
 };
 
 enum devrt_backend {
@@ -73,10 +74,17 @@ struct devrt_arg {
 #define DEVRT_ARG_U64(v) ((struct devrt_arg){DEVRT_ARG_U64, {.u64 = (v)}})
 #define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){DEVRT_ARG_F64, {.f64 = (v)}})
 
-/* grid counts workgroups and block counts workitems per workgroup, in each dimension. */
+/*
+ * grid counts workgroups and block counts workitems per workgroup, in each dimension.
+ * timeout_ns, if not 0, bounds the launch from the time it starts to run: past it the launch
+ * is DEVRT_ERROR_TIMEOUT with the kernel's output so far written. What then becomes of the
+ * kernel depends on the backend (docs/runtime.md, "Timeouts"): the emulation stops its lanes
+ * and the module stays usable; CUDA and HSA cannot stop a kernel, which runs on until it ends.
+ */
 struct devrt_launch_config {
     uint32_t grid[3];
     uint32_t block[3];
+    uint64_t timeout_ns;
 };
 
 /* What a failed launch reports: an exception, or the first malformed device request. */

@@ -245,7 +245,7 @@ static void test_launch(const char *path)
     devrt_module *module;
     if (harness_open(DEVRT_BACKEND_EMU, NULL, path, &device, &module))
         exit(1);
-    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     struct {
         const char *what;
         struct devrt_arg args[3];

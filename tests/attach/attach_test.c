@@ -384,7 +384,7 @@ static int launch_and_check(void *module, devrt_module *attached, const char *ke
 {
     CHECK(api->launch(module, kernel, grid, block, args, count) == 0, "launching %s", kernel);
     CHECK(api->synchronize() == 0, "synchronizing after %s", kernel);
-    const struct devrt_launch_config config = {{grid, 1, 1}, {block, 1, 1}};
+    const struct devrt_launch_config config = {.grid = {grid, 1, 1}, .block = {block, 1, 1}};
     return devrt_attached_check(attached, kernel, &config, report);
 }
 
@@ -398,7 +398,7 @@ static void test_rpc(void *module, devrt_module *attached)
     CHECK(api->launch(module, "echo", 2, 32, echo, 4) == 0, "first echo");
     CHECK(api->launch(module, "echo", 2, 32, echo, 4) == 0, "second echo");
     CHECK(api->synchronize() == 0, "synchronize");
-    const struct devrt_launch_config config = {{2, 1, 1}, {32, 1, 1}};
+    const struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
     CHECK(devrt_attached_check(attached, "echo", &config, &report) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     CHECK(counters[0] == 0 && counters[1] == 128, "echo: %u failures, %u of 128 lanes done",
@@ -509,7 +509,7 @@ static void test_printf(void *module, devrt_module *attached)
     CHECK(api->launch(module, "lines", 2, 32, lines, 2) == 0, "second lines");
     CHECK(api->synchronize() == 0, "synchronize");
     struct devrt_launch_report report;
-    const struct devrt_launch_config config = {{2, 1, 1}, {32, 1, 1}};
+    const struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
     CHECK(devrt_attached_check(attached, "lines", &config, &report) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     char *text = read_all(out);

@@ -6,6 +6,7 @@
 #ifndef DEVRT_TEST_HARNESS_H
 #define DEVRT_TEST_HARNESS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,29 @@ static inline void harness_count_output(void *context, uint32_t stream, const ch
     (void)stream;
     (void)data;
     *(size_t *)context += size;
+}
+
+/* What a module printed, NUL-terminated: harness_sink_append is its output callback. */
+struct harness_sink {
+    char *data;
+    size_t length;
+    bool failed; /* no memory for a unit */
+};
+
+static inline void harness_sink_append(void *context, uint32_t stream, const char *data,
+                                       size_t size)
+{
+    (void)stream;
+    struct harness_sink *sink = context;
+    char *grown = realloc(sink->data, sink->length + size + 1);
+    if (!grown) {
+        sink->failed = true;
+        return;
+    }
+    memcpy(grown + sink->length, data, size);
+    sink->length += size;
+    grown[sink->length] = '\0';
+    sink->data = grown;
 }
 
 /* Seconds on a monotonic clock, for benchmarks. */

@@ -16,7 +16,7 @@
 #include "amdgpu_metadata.h"
 #include "harness.h"
 
-static const struct devrt_launch_config geometry = {{5, 3, 2}, {16, 4, 2}};
+static const struct devrt_launch_config geometry = {.grid = {5, 3, 2}, .block = {16, 4, 2}};
 
 static struct devrt_amdgpu_metadata *read_metadata(const char *path)
 {

@@ -33,7 +33,7 @@ static volatile size_t sink;
    the input, on no particular GPU and on the image's own. */
 static void dispatch_all(const struct devrt_amdgpu_metadata *m, const uint8_t *data, size_t size)
 {
-    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     for (size_t i = 0; i < 3 && size >= 24; ++i) {
         memcpy(&config.grid[i], data + 4 * i, 4);
         memcpy(&config.block[i], data + 12 + 4 * i, 4);

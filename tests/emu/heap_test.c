@@ -23,7 +23,7 @@ static devrt_module *module;
 
 static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
 {
-    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
 }
 
 static int by_address(const void *a, const void *b)

@@ -25,7 +25,7 @@ static devrt_module *module;
 static FILE *log_file; /* the module's output and report lines */
 static uint32_t *ran;  /* lanes that counted themselves, per tag */
 
-static const struct devrt_launch_config config = {{1, 1, 1}, {BLOCK, 1, 1}};
+static const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {BLOCK, 1, 1}};
 
 static int queue(uint32_t tag, bool raise, devrt_stream *stream, uint64_t *id)
 {
@@ -205,7 +205,7 @@ static void test_refused(void)
     int status = devrt_launch_async(module, "no_such_kernel", &config, NULL, 0, NULL, &id);
     CHECK(status == DEVRT_ERROR_NO_KERNEL, "a missing kernel: %d %s", status, devrt_last_error());
     CHECK(id == 0, "a refused launch got id %" PRIu64, id);
-    struct devrt_launch_config empty_grid = {{0, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config empty_grid = {.grid = {0, 1, 1}, .block = {1, 1, 1}};
     status = devrt_launch_async(module, "empty", &empty_grid, NULL, 0, NULL, &id);
     CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT, "an empty grid: %d", status);
     /* The control: the same launch with a grid is queued and runs. */

@@ -63,7 +63,8 @@ static void reset_capture(void)
 static struct devrt_launch_config grid_for(uint32_t lanes)
 {
     uint32_t block = lanes < 64 ? lanes : 64;
-    return (struct devrt_launch_config){{(lanes + block - 1) / block, 1, 1}, {block, 1, 1}};
+    return (struct devrt_launch_config){.grid = {(lanes + block - 1) / block, 1, 1},
+                                        .block = {block, 1, 1}};
 }
 
 /* A small deterministic generator, so a failure can be reproduced. */

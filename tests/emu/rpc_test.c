@@ -23,7 +23,7 @@ static bool on_emu;
 
 static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
 {
-    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
 }
 
 /* Thousands of lanes, every port busy, messages from empty to many packets long. */
@@ -119,7 +119,7 @@ static void test_exception(void)
 {
     /* groups (4,1,1) of (8,2,1): the flat lane 8*2*2 + 8 + 3 = 43 is workgroup (2,0,0)
      * workitem (3,1,0). */
-    struct devrt_launch_config config = {{4, 1, 1}, {8, 2, 1}};
+    struct devrt_launch_config config = {.grid = {4, 1, 1}, .block = {8, 2, 1}};
     struct devrt_launch_report report;
     devrt_module_set_report_file(module, NULL);
     /* global id x = 2*8 + 3 = 19, y = 1; flat = 19 + 32 * 1 = 51 */

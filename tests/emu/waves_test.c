@@ -66,7 +66,7 @@ static uint64_t atomics(void)
 
 static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
 {
-    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
 }
 
 /* Atomics of one 64-lane workgroup's devrt_malloc, once the slabs exist. */

@@ -19,3 +19,10 @@ DEVRT_KERNEL3(tagged, uint32_t, tag, uint32_t, raise, uint32_t *, ran)
 
 /* Nothing: what a launch costs by itself (tests/bench/launch). */
 DEVRT_KERNEL0(empty) {}
+
+/* Every lane takes BYTES from the heap and keeps them: the module's heap holds them. */
+DEVRT_KERNEL2(hold, uint32_t, bytes, uint32_t *, failed)
+{
+    if (!devrt_malloc(bytes))
+        __atomic_fetch_add(failed, 1u, __ATOMIC_RELAXED);
+}

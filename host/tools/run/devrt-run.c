@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <devrt/host.h>
 
@@ -26,7 +27,8 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [--device N] [--wave 1|32|64] [-- ARG...]\n"
+    "                 [--backend hsa|emu|cuda] [--device N] [--wave 1|32|64]\n"
+    "                 [--timeout SECONDS] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
     "       devrt-run --list\n"
@@ -35,6 +37,8 @@ static const char usage[] =
     "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --device picks the backend's device N (default 0), as --list numbers them.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
+    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
+    "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
     "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
     "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
     "  parameters, where the image records them, are refused before the kernel runs.\n"
@@ -45,7 +49,8 @@ static const char usage[] =
     "  it took in the driver and in devrt, the CPUs its server thread runs on and why), or\n"
     "  why a backend has none, and exits 0.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
-    "2 the command line, the image, the arguments or the device was wrong.\n";
+    "2 the command line, the image, the arguments or the device was wrong, 3 the kernel ran\n"
+    "past --timeout.\n";
 
 static int bad_usage(const char *what, const char *value)
 {
@@ -374,6 +379,15 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         int status = devrt_launch(module, kernel, config, args, arg_count, NULL);
         if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
             exit_code = 1; /* the runtime has printed the report */
+        } else if (status == DEVRT_ERROR_TIMEOUT) {
+            fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+            exit_code = 3;
+            if (devrt_device_backend(device) != DEVRT_BACKEND_EMU) {
+                /* The kernel runs on, and unloading its module would wait for it: the
+                   process's end ends it. Its output so far is written. */
+                fflush(NULL);
+                _exit(exit_code);
+            }
         } else if (status != DEVRT_SUCCESS) {
             fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
             exit_code = 2;
@@ -391,7 +405,7 @@ int main(int argc, char **argv)
 {
     const char *image = NULL, *kernel = NULL, *target = NULL;
     bool explaining = false, json = false;
-    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
     struct devrt_device_options options = {0};
     int index = 0;
@@ -438,6 +452,16 @@ int main(int argc, char **argv)
             if (!*n || *end || errno || v < 0 || v > INT32_MAX)
                 return bad_usage("expected a device number (0, 1, ...) after --device, not", n);
             index = (int)v;
+        } else if (!strcmp(a, "--timeout")) {
+            const char *t = i + 1 < argc ? argv[++i] : "";
+            char *end;
+            errno = 0;
+            double seconds = strtod(t, &end);
+            if (!*t || *end || errno || !(seconds > 0 && seconds <= 1e6))
+                return bad_usage("expected seconds, more than 0 and at most 1e6, after --timeout, "
+                                 "not",
+                                 t);
+            config.timeout_ns = (uint64_t)(seconds * 1e9);
         } else if (!strcmp(a, "--wave")) {
             const char *w = i + 1 < argc ? argv[++i] : "";
             if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))

@@ -30,7 +30,7 @@ int main(int argc, char **argv)
     printf("| lanes | allocations + frees per second |\n|---:|---:|\n");
     for (uint32_t lanes = 1; lanes <= 4096; lanes *= 4) {
         uint32_t block = lanes < 64 ? lanes : 64;
-        struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
+        struct devrt_launch_config config = {.grid = {lanes / block, 1, 1}, .block = {block, 1, 1}};
         struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds), DEVRT_ARG_PTR(failures)};
         double best = 0;
         for (int run = 0; run < 3; ++run) {

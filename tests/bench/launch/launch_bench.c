@@ -39,7 +39,7 @@ static bool cuda;
 /* HSA has no raw figure yet (the AQL packet alone): devrt's figures stand alone there. */
 static bool hsa;
 static char path[4096]; /* the image for the device ({target} replaced) */
-static const struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
+static const struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
 
 static struct cuda_driver cu;
 static void *raw_stream;

@@ -57,7 +57,7 @@ static char failure[2][512];
 static double launch(const char *kernel, uint32_t groups, uint32_t block, struct devrt_arg arg,
                      int cuda)
 {
-    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
+    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {block, 1, 1}};
     if (verbose)
         fprintf(stderr, "  %s %u x %u (%u): ", kernel, groups, block, arg.value.u32);
     fflush(stdout);
@@ -79,7 +79,7 @@ static double launch(const char *kernel, uint32_t groups, uint32_t block, struct
 static uint32_t take_nulls(void)
 {
     *nulls = 0;
-    struct devrt_launch_config one = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     struct devrt_arg arg = DEVRT_ARG_PTR(nulls);
     if (devrt_launch(module, "take_nulls", &one, &arg, 1, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "take_nulls failed: %s\n", devrt_last_error());

@@ -21,7 +21,7 @@ static void run(devrt_module *module, const char *kernel, const char *label, uin
 {
     struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds)};
     uint32_t block = lanes < 64 ? lanes : 64;
-    struct devrt_launch_config config = {{lanes / block, 1, 1}, {block, 1, 1}};
+    struct devrt_launch_config config = {.grid = {lanes / block, 1, 1}, .block = {block, 1, 1}};
     bytes = 0;
     double start = harness_seconds();
     if (devrt_launch(module, kernel, &config, args, 1, NULL) != DEVRT_SUCCESS) {

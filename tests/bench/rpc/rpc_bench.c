@@ -63,7 +63,7 @@ static double server_cpu_seconds(void)
 static void launch(devrt_module *module, const char *kernel, uint32_t groups, uint32_t block,
                    const struct devrt_arg *args, size_t count)
 {
-    struct devrt_launch_config config = {{groups, 1, 1}, {block, 1, 1}};
+    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {block, 1, 1}};
     if (devrt_launch(module, kernel, &config, args, count, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);

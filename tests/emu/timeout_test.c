@@ -1,0 +1,136 @@
+/*
+ * Launch timeouts (tests/kernels/timeout.c's spin). fires: a kernel that spins until
+ * released, never released in time, gets DEVRT_ERROR_TIMEOUT with the lines it printed
+ * written; then the module runs the next launch. Its lanes are workgroups of one: on the
+ * emulation a lane that spins with no call into devrt is never held where its wave-mates
+ * could leave it behind, so a wave-mate's printf would wait for it (docs/runtime.md).
+ * fires_in_wave: the same in waves of 32, where lanes are stopped inside the runtime too.
+ * in_time, the control: the same kernel released before it starts, under the same timeout,
+ * is not stopped. On the emulation the lanes are stopped; CUDA and HSA cannot stop a
+ * kernel, so the test releases it after the timeout and the next launch waits for it
+ * (docs/runtime.md, "Timeouts").
+ * timeout_test IMAGE fires|fires_in_wave|in_time [BACKEND]; exits 0 when it holds, 1 when
+ * not, 77 without a device. It prints how late the timeout came, for docs/reliability.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <devrt/host.h>
+
+#include "harness.h"
+
+/* The control must end within the timeout on a loaded machine under ThreadSanitizer too
+   (32 lanes' lines there: under 0.5 s), so the timeout is ample. */
+#define LANES 32u
+#define TIMEOUT_NS 2000000000ull
+
+static devrt_device *device;
+static devrt_module *module;
+/* [0] releases the spin, [1] counts the lanes that ran, [2] the lines they printed */
+static uint32_t *words;
+static struct harness_sink sink;
+static uint32_t block = 1; /* lanes per workgroup */
+
+/*
+ * Whole lines of lanes, each line of a lane that said it printed written, up to every
+ * lane's (a lane stopped after its line and before its count adds one); then the sink is
+ * emptied for the next launch.
+ */
+static void check_output(void)
+{
+    long lines = 0;
+    for (const char *at = sink.data; at && *at; ++lines) {
+        unsigned lane;
+        int end = 0;
+        if (sscanf(at, "lane %u before the spin\n%n", &lane, &end) != 1 || !end) {
+            CHECK(false, "a line that no lane printed: %.40s", at);
+            break;
+        }
+        at += end;
+    }
+    uint32_t printed = __atomic_load_n(&words[2], __ATOMIC_ACQUIRE);
+    CHECK(lines >= printed && lines <= LANES, "%ld lines, %u lanes printed", lines, printed);
+    free(sink.data);
+    sink = (struct harness_sink){0};
+}
+
+static int launch_spin(uint64_t timeout_ns)
+{
+    const struct devrt_launch_config config = {
+        .grid = {LANES / block, 1, 1}, .block = {block, 1, 1}, .timeout_ns = timeout_ns};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                               DEVRT_ARG_PTR(&words[2])};
+    words[2] = 0;
+    return devrt_launch(module, "spin", &config, args, 3, NULL);
+}
+
+/* The module runs a launch to its end after whatever came before. */
+static void check_usable(uint32_t ran_before)
+{
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    int status = launch_spin(0);
+    CHECK(status == DEVRT_SUCCESS, "the next launch: %s", devrt_last_error());
+    CHECK(words[1] - ran_before == LANES, "the next launch ran %u lanes, expected %u",
+          words[1] - ran_before, LANES);
+    check_output();
+}
+
+static void test_fires(void)
+{
+    double start = harness_seconds();
+    int status = launch_spin(TIMEOUT_NS);
+    double seconds = harness_seconds() - start;
+    printf("timeout of %.3f s: the launch returned after %.3f s\n", TIMEOUT_NS / 1e9, seconds);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    CHECK(strstr(devrt_last_error(), "ran past its timeout"), "message: %s", devrt_last_error());
+    check_output();
+    uint32_t ran = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    /* Where the kernel runs on, the release lets it end before the next launch runs. */
+    CHECK(ran == 0, "%u lanes got past the spin before the timeout", ran);
+    check_usable(stops ? 0 : LANES);
+}
+
+static void test_in_time(void)
+{
+    words[0] = 1;
+    int status = launch_spin(TIMEOUT_NS);
+    CHECK(status == DEVRT_SUCCESS, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    CHECK(words[1] == LANES, "%u lanes ran, expected %u", words[1], LANES);
+    check_output();
+    check_usable(LANES);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || (strcmp(argv[2], "fires") && strcmp(argv[2], "fires_in_wave") &&
+                     strcmp(argv[2], "in_time"))) {
+        fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time [emu|hsa|cuda]\n");
+        return 2;
+    }
+    int exit_code =
+        harness_open(harness_backend(argc > 3 ? argv[3] : NULL), NULL, argv[1], &device, &module);
+    if (exit_code)
+        return exit_code;
+    words = devrt_mem_alloc(device, 3 * sizeof *words);
+    if (!words) {
+        fprintf(stderr, "no device memory\n");
+        return 1;
+    }
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    if (!strcmp(argv[2], "fires_in_wave")) {
+        block = 32;
+    }
+    if (strcmp(argv[2], "in_time"))
+        test_fires();
+    else
+        test_in_time();
+    devrt_module_unload(module);
+    devrt_mem_free(device, words);
+    devrt_device_close(device);
+    free(sink.data);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * A kernel that runs until the host says (tests/emu/timeout_test.c): every lane prints a
+ * line and counts it in *printed, then spins on *release, a bare loop with no call into
+ * devrt, and counts itself
+ * once released. The host sets the word while the kernel runs: an atomic load without a
+ * scope is system-scoped, so a GPU reads it anew each time round.
+ */
+#include <devrt/devrt.h>
+
+DEVRT_KERNEL3(spin, uint32_t *, release, uint32_t *, ran, uint32_t *, printed)
+{
+    devrt_printf("lane %u before the spin\n", (uint32_t)devrt_global_id(DEVRT_X));
+    __atomic_fetch_add(printed, 1u, __ATOMIC_RELAXED);
+    while (!__atomic_load_n(release, __ATOMIC_RELAXED))
+        ;
+    __atomic_fetch_add(ran, 1u, __ATOMIC_RELAXED);
+}
