@@ -107,7 +107,7 @@ static void *drive(void *arg)
         fail(run, "no memory for the answers: %s", devrt_last_error());
         return NULL;
     }
-    struct devrt_launch_config config = {{GROUPS, 1, 1}, {BLOCK, 1, 1}};
+    struct devrt_launch_config config = {.grid = {GROUPS, 1, 1}, .block = {BLOCK, 1, 1}};
     /* Each device keeps as many blocks per lane as its tag: its heap's footprint. */
     uint32_t keep = run->tag;
     for (uint32_t launch = 0; launch < LAUNCHES && !run->failures; ++launch) {

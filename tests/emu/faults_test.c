@@ -38,7 +38,7 @@ static bool on_emu;
 
 static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
 {
-    return (struct devrt_launch_config){{groups, 1, 1}, {block, 1, 1}};
+    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
 }
 
 static void sleep_ms(uint32_t ms)

@@ -97,8 +97,8 @@ int main(int argc, char **argv)
                info.server_cpus[0] ? info.server_cpus : "any CPU");
         /* A GPU: a workgroup of 256 lanes per SM of a 132-SM H200; the emulation: 64 lanes. */
         d->config = backend == DEVRT_BACKEND_EMU
-                        ? (struct devrt_launch_config){{2, 1, 1}, {32, 1, 1}}
-                        : (struct devrt_launch_config){{132, 1, 1}, {256, 1, 1}};
+                        ? (struct devrt_launch_config){.grid = {2, 1, 1}, .block = {32, 1, 1}}
+                        : (struct devrt_launch_config){.grid = {132, 1, 1}, .block = {256, 1, 1}};
     }
     static const struct {
         const char *kernel, *unit;

@@ -24,7 +24,7 @@ static int compare(const void *a, const void *b)
 static void launch(devrt_module *module, const char *kernel, const struct devrt_arg *args,
                    size_t count)
 {
-    struct devrt_launch_config config = {{1, 1, 1}, {1, 1, 1}};
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     if (devrt_launch(module, kernel, &config, args, count, NULL) != DEVRT_SUCCESS) {
         fprintf(stderr, "launch failed: %s\n", devrt_last_error());
         exit(1);
