@@ -28,9 +28,11 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     faults->settings = settings ? *settings : (struct devrt_fault_settings){0};
     faults->stats = (struct devrt_fault_stats){0};
     faults->awaiting_recovery = false;
+    faults->now = (struct devrt_server_timeline_entry){0};
     const struct devrt_fault_settings *s = &faults->settings;
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
-              s->buffer_budget || s->unbounded_buffer || s->keep_refused_message;
+              s->buffer_budget || s->unbounded_buffer || s->keep_refused_message ||
+              (s->timeline && s->timeline_capacity);
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -67,6 +69,7 @@ void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
     uint64_t woke = devrt_now_ns();
     struct devrt_faults *faults = &server->faults;
     pthread_mutex_lock(&server->lock);
+    faults->now.woke = woke;
     /* Woken before the poll's end: a ring, which is lost if a drop is due. */
     if (woke - start < limit && faults->settings.drop_doorbells) {
         faults->settings.drop_doorbells--;
@@ -87,11 +90,34 @@ void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
     pthread_mutex_unlock(&server->lock);
 }
 
+/* The timeline's steps (faults.h); the server's lock is held. */
+void devrt_faults_pass(struct devrt_server *server)
+{
+    if (faults_on(server) && server->faults.settings.timeline)
+        server->faults.now.pass = devrt_now_ns();
+}
+
+void devrt_faults_seen(struct devrt_server *server)
+{
+    if (faults_on(server) && server->faults.settings.timeline)
+        server->faults.now.seen = devrt_now_ns();
+}
+
+static void record_timeline(struct devrt_faults *faults)
+{
+    faults->now.handed = devrt_now_ns();
+    if (faults->stats.timeline_entries < faults->settings.timeline_capacity)
+        faults->settings.timeline[faults->stats.timeline_entries++] = faults->now;
+    faults->now.woke = 0;
+}
+
 void devrt_faults_hand_back(struct devrt_server *server)
 {
     if (!faults_on(server))
         return;
     struct devrt_faults *faults = &server->faults;
+    if (faults->settings.timeline)
+        record_timeline(faults);
     if (faults->awaiting_recovery) {
         faults->awaiting_recovery = false;
         faults->stats.recovered = true;

@@ -15,6 +15,17 @@
 
 #include <devrt/host.h>
 
+/*
+ * Not a fault: the times of one hand-back (CLOCK_MONOTONIC, ns), so that the RPC benchmark
+ * can split the server's turn into its steps (docs/performance.md). It shares the hooks.
+ */
+struct devrt_server_timeline_entry {
+    uint64_t woke;   /* the doorbell wait returned; 0 when the pass followed a busy one */
+    uint64_t pass;   /* the pass began, the server's lock held */
+    uint64_t seen;   /* the pass saw the port's flip */
+    uint64_t handed; /* the reply is written; the inbox store comes next */
+};
+
 struct devrt_fault_settings {
     /* The next N rings that wake the sleeping server are lost: it sleeps out its poll. */
     uint32_t drop_doorbells;
@@ -33,6 +44,9 @@ struct devrt_fault_settings {
     bool unbounded_buffer; /* the control of the bound: it is off */
     /* A planted bug for the fuzzer to find: a refused message is not forgotten. */
     bool keep_refused_message;
+    /* Where to record each hand-back's times, up to timeline_capacity of them. */
+    struct devrt_server_timeline_entry *timeline;
+    size_t timeline_capacity;
 };
 
 struct devrt_fault_stats {
@@ -53,6 +67,7 @@ struct devrt_fault_stats {
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;
+    size_t timeline_entries; /* entries written into settings.timeline */
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */
@@ -68,6 +83,7 @@ struct devrt_faults {
     uint64_t ring_ns;         /* when the last lost ring came */
     uint64_t pass_after_ring; /* the server's pass count when it woke from that sleep */
     bool awaiting_recovery;
+    struct devrt_server_timeline_entry now; /* the hand-back being timed */
 };
 
 #endif

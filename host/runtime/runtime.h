@@ -320,6 +320,9 @@ void devrt_backpressure_message_ended(struct devrt_server *server,
 void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
 /* Just before the server hands a port back: stalls, delays, the lost ring's recovery. */
 void devrt_faults_hand_back(struct devrt_server *server);
+/* A pass began, and it saw a port's flip: the timeline's steps. */
+void devrt_faults_pass(struct devrt_server *server);
+void devrt_faults_seen(struct devrt_server *server);
 /* The planted bug: a refused message stays. */
 bool devrt_faults_keep_refused(const struct devrt_server *server);
 

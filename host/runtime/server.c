@@ -252,6 +252,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
     if (!devrt_rpc_owns(DEVRT_RPC_SERVER, inbox, outbox))
         return false;
+    devrt_faults_seen(&module->device->server);
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
     struct devrt_port_state *port = &module->ports[index];
@@ -315,6 +316,7 @@ static size_t serve_all(struct devrt_server *server)
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
     server->pass_ns = 0; /* read once a pass needs it (backpressure.c) */
+    devrt_faults_pass(server);
     for (devrt_module *m = server->modules; m; m = m->next)
         taken += serve_module(m);
     server->passes++;

@@ -20,6 +20,7 @@
 
 #include <devrt/host.h>
 
+#include "faults.h" /* the server's timeline (host/runtime, not installed) */
 #include "harness.h"
 
 static int compare(const void *a, const void *b)
@@ -206,6 +207,60 @@ static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_
     devrt_mem_free(device, steps);
 }
 
+/*
+ * The server's side of one wave's round trips: its hook records, for each hand-back, when
+ * its doorbell wait returned, its pass began, it saw the port's flip and it had written the
+ * reply; the medians of the steps between them. The first step counts only the passes that
+ * followed a wait (a server that was idle when the request came, as a lone wave's mostly is).
+ */
+static void server_timeline(devrt_module *module, devrt_device *device, uint32_t wave,
+                            uint32_t rounds)
+{
+    struct devrt_server_timeline_entry *entries = calloc(rounds, sizeof *entries);
+    uint64_t *samples = allocate(device, (size_t)wave * rounds * sizeof *samples);
+    uint64_t *step[3];
+    for (int k = 0; k < 3; ++k)
+        step[k] = malloc(rounds * sizeof *step[k]);
+    if (!entries || !step[0] || !step[1] || !step[2]) {
+        fprintf(stderr, "no memory for %u timeline entries\n", rounds);
+        exit(1);
+    }
+    devrt_faults_set(
+        device, &(struct devrt_fault_settings){.timeline = entries, .timeline_capacity = rounds});
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
+    launch(module, "round_trips", 1, wave, args, 2);
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    devrt_faults_set(device, NULL);
+    size_t woken = 0, n = 0;
+    for (size_t i = 0; i < stats.timeline_entries; ++i) {
+        const struct devrt_server_timeline_entry *e = &entries[i];
+        if (e->seen < e->pass || e->handed < e->seen)
+            continue;
+        if (e->woke && e->woke <= e->pass)
+            step[0][woken++] = e->pass - e->woke;
+        step[1][n] = e->seen - e->pass;
+        step[2][n] = e->handed - e->seen;
+        ++n;
+    }
+    printf("\n| server's step, 1 wave (%u lanes x %u, %zu hand-backs) | median us | p99 us |\n"
+           "|---|---|---|\n",
+           wave, rounds, n);
+    char label[128];
+    snprintf(label, sizeof label,
+             "doorbell seen to the pass's start, lock taken (%zu after a wait)", woken);
+    if (woken)
+        print_row(label, step[0], woken, 2);
+    if (n) {
+        print_row("pass's start to the port's flip seen (the scan)", step[1], n, 2);
+        print_row("flip seen to the reply written (read, serve, write)", step[2], n, 2);
+    }
+    for (int k = 0; k < 3; ++k)
+        free(step[k]);
+    free(entries);
+    devrt_mem_free(device, samples);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -229,6 +284,7 @@ int main(int argc, char **argv)
     if (backend == DEVRT_BACKEND_EMU) {
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "256 lanes calling", 256, 1, 40);
+        server_timeline(module, device, 1, 2000);
     } else {
         /*
          * A GPU: one lane; one wave (every lane of it in each request); and a grid of
@@ -243,6 +299,7 @@ int main(int argc, char **argv)
         latency(module, device, "1 wave calling", 1, wave, 2000);
         latency(module, device, "all waves calling", 132 * 8, 256, 8);
         round_trip_steps(module, device, wave, 2000);
+        server_timeline(module, device, wave, 2000);
         lanes = 132 * 8 * 256;
         rounds = 4;
         block = 256;
