@@ -80,6 +80,8 @@ struct devrt_arg {
  * is DEVRT_ERROR_TIMEOUT with the kernel's output so far written. What then becomes of the
  * kernel depends on the backend (docs/runtime.md, "Timeouts"): the emulation stops its lanes
  * and the module stays usable; CUDA and HSA cannot stop a kernel, which runs on until it ends.
+ * Initialise it by field ({.grid = {...}, .block = {...}}): the positional form leaves
+ * timeout_ns out, which -Wextra's -Wmissing-field-initializers reports.
  */
 struct devrt_launch_config {
     uint32_t grid[3];

@@ -10,13 +10,11 @@
  * On a GPU (hsa, cuda) the latency rows are one lane, one whole wave, and every wave of a
  * grid that fills the GPU; the emulation backend's waves are one lane wide.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <devrt/host.h>
 
@@ -29,35 +27,12 @@ static int compare(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* CPU seconds the server thread has used, from /proc. */
-static double server_cpu_seconds(void)
+/* CPU seconds the server thread has used, by its own clock (CLOCK_THREAD_CPUTIME_ID). */
+static double server_cpu_seconds(devrt_device *device)
 {
-    DIR *dir = opendir("/proc/self/task");
-    double seconds = -1;
-    struct dirent *entry;
-    while (dir && (entry = readdir(dir))) {
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", entry->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(comm, sizeof comm, f) || strncmp(comm, "devrt-server", 12)) {
-            fclose(f);
-            continue;
-        }
-        fclose(f);
-        snprintf(path, sizeof path, "/proc/self/task/%s/stat", entry->d_name);
-        f = fopen(path, "r");
-        unsigned long utime = 0, stime = 0;
-        if (f && fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                        &utime, &stime) == 2)
-            seconds = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-        if (f)
-            fclose(f);
-    }
-    if (dir)
-        closedir(dir);
-    return seconds;
+    struct devrt_device_info info;
+    devrt_device_get_info(device, &info);
+    return (double)info.server_cpu_ns / 1e9;
 }
 
 /* Run KERNEL on groups x block lanes, or end the program: without it there is no figure. */
@@ -315,12 +290,12 @@ int main(int argc, char **argv)
            lanes, rounds, lanes * rounds / elapsed);
     devrt_mem_free(device, samples);
 
-    double cpu_before = server_cpu_seconds();
+    double cpu_before = server_cpu_seconds(device);
     struct devrt_arg idle_args[] = {DEVRT_ARG_U64(1000000000ull)};
     start = harness_seconds();
     launch(module, "idle", 1, 1, idle_args, 1);
     elapsed = harness_seconds() - start;
-    double cpu = server_cpu_seconds() - cpu_before;
+    double cpu = server_cpu_seconds(device) - cpu_before;
     printf("| server CPU while a kernel runs %.2f s without requests | %.1f ms (%.2f%%) |\n",
            elapsed, cpu * 1000, 100 * cpu / elapsed);
     devrt_module_unload(module);
