@@ -8,10 +8,9 @@
  *   devices_test BACKEND INDEXES IMAGE [IMAGE...] [--crossed]
  *
  * INDEXES lists the devices to open, "0,1" (two devices) or "0,0" (one GPU opened twice);
- * device i loads IMAGE number i (the last one for the rest). On the emulation the images
- * must be different files: a second dlopen of one path returns the first's handle and so
- * the first module's state. --crossed is the control: each kernel is told the next
- * device's tag, as if its requests reached the wrong server, which the checks must catch.
+ * device i loads IMAGE number i (the last one for the rest). --crossed is the control:
+ * each kernel is told the next device's tag, as if its requests reached the wrong server,
+ * which the checks must catch.
  *
  * Exit status: 0 every device's results are its own, 1 a check failed (each printed),
  * 2 the command line was wrong, 77 the backend has fewer devices than asked for.
