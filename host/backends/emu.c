@@ -724,7 +724,7 @@ static void stop_signalled(int signal)
     (void)signal;
     struct emu_lane *lane = running_lane;
     if (lane && !lane->in_runtime)
-        longjmp(lane->ended, 1); /* kernel code holds none of the runtime's locks */
+        longjmp(lane->ended, 1); /* outside the runtime: no host lock of devrt's is held */
 }
 
 static void install_stop_handler(void)
@@ -990,7 +990,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
         .random_seed = emu->schedule == DEVRT_EMU_SCHEDULE_RANDOM
                            ? mix(emu->seed * 0x9e3779b97f4a7c15ull + launch)
                            : 0,
-        .deadline = config->timeout_ns ? devrt_now_ns() + config->timeout_ns : 0,
+        .deadline = devrt_deadline(config->timeout_ns),
     };
     pthread_mutex_init(&batch.stop.lock, NULL);
     pthread_condattr_t clock;

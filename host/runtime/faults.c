@@ -76,7 +76,7 @@ void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
         faults->stats.doorbells_dropped++;
         faults->ring_ns = woke;
         if (faults->settings.no_poll_recovery) {
-            while (faults->settings.no_poll_recovery)
+            while (faults->settings.no_poll_recovery && !server->stop)
                 pthread_cond_wait(&faults->changed, &server->lock);
         } else {
             /* As if nothing had rung: the rest of the poll interval. */

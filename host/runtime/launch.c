@@ -260,8 +260,7 @@ static int wait_ended(struct devrt_launch_entry *e)
 {
     devrt_device *device = e->module->device;
     if (has_queues(device))
-        return device->ops->complete(e, e->config.timeout_ns ? devrt_now_ns() + e->config.timeout_ns
-                                                             : 0);
+        return device->ops->complete(e, devrt_deadline(e->config.timeout_ns));
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
     while (!e->ran)
@@ -332,8 +331,13 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     pthread_mutex_unlock(&l->lock);
-    /* Everything the kernel sent, its output included, is taken before anything is reported. */
-    devrt_server_drain(device, module, last && !running);
+    /*
+     * Everything the kernel sent, its output included, is taken before anything is reported.
+     * Not from a kernel that runs on: it may keep the ports busy, and the drain would never
+     * end; the server goes on serving it, and what it sent so far is flushed below.
+     */
+    if (!running)
+        devrt_server_drain(device, module, last);
     devrt_output_flush(module);
     /*
      * A raise, a fault (DEVRT_ERROR_LAUNCH) or a stop ends waves that may hold ports. When no

@@ -387,6 +387,8 @@ int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metada
 /* error.c */
 /* device.c: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t devrt_now_ns(void);
+/* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
+uint64_t devrt_deadline(uint64_t timeout_ns);
 
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 

@@ -437,6 +437,7 @@ void devrt_server_stop(devrt_device *device)
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
     server->stop = true;
+    pthread_cond_broadcast(&server->faults.changed); /* a server held by a fault setting */
     pthread_mutex_unlock(&server->lock);
     device->ops->ring_doorbell(device);
     pthread_join(server->thread, NULL);

@@ -76,8 +76,9 @@ struct devrt_arg {
 
 /*
  * grid counts workgroups and block counts workitems per workgroup, in each dimension.
- * timeout_ns, if not 0, bounds the launch from the time it starts to run: past it the launch
- * is DEVRT_ERROR_TIMEOUT with the kernel's output so far written. What then becomes of the
+ * timeout_ns, if not 0, bounds the launch (on the emulation from when its lanes start, on
+ * CUDA and HSA from when the launch is waited for): past it the launch is
+ * DEVRT_ERROR_TIMEOUT with the kernel's output so far written. What then becomes of the
  * kernel depends on the backend (docs/runtime.md, "Timeouts"): the emulation stops its lanes
  * and the module stays usable; CUDA and HSA cannot stop a kernel, which runs on until it ends.
  * Initialise it by field ({.grid = {...}, .block = {...}}): the positional form leaves

@@ -457,9 +457,9 @@ int main(int argc, char **argv)
             char *end;
             errno = 0;
             double seconds = strtod(t, &end);
-            if (!*t || *end || errno || !(seconds > 0 && seconds <= 1e6))
-                return bad_usage("expected seconds, more than 0 and at most 1e6, after --timeout, "
-                                 "not",
+            if (!*t || *end || errno || !(seconds >= 1e-9 && seconds <= 1e6))
+                return bad_usage("expected seconds, at least 1e-9 and at most 1e6, after "
+                                 "--timeout, not",
                                  t);
             config.timeout_ns = (uint64_t)(seconds * 1e9);
         } else if (!strcmp(a, "--wave")) {
