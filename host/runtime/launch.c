@@ -135,6 +135,20 @@ static void run_entry(struct devrt_launch_entry *e)
     e->run_status = status;
     if (status != DEVRT_SUCCESS)
         e->run_error = strdup(devrt_last_error());
+    /*
+     * Past its timeout the lanes were stopped, perhaps holding ports or the heap's grow locks.
+     * Take them back here, before the module's next launch can start (it waits for this one
+     * to count as run), not when this one's result is taken, which may be after it.
+     */
+    if (status == DEVRT_ERROR_TIMEOUT) {
+        devrt_server_drain(device, module, true);
+        if (devrt_server_reclaim_ports(device, module) != DEVRT_SUCCESS ||
+            devrt_heap_reclaim_locks(module) != DEVRT_SUCCESS) {
+            free(e->run_error);
+            e->run_error = strdup(devrt_last_error());
+            e->run_status = DEVRT_ERROR_BACKEND;
+        }
+    }
 }
 
 /* Runs E once the module's earlier launches have run; the lock is held on entry and exit. */
@@ -340,16 +354,14 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
         devrt_server_drain(device, module, last);
     devrt_output_flush(module);
     /*
-     * A raise, a fault (DEVRT_ERROR_LAUNCH) or a stop ends waves that may hold ports. When no
-     * other launch of the module runs, the ports still locked are theirs: take them back; a
-     * stop may also have left the heap's locks held.
+     * A raise or a fault (DEVRT_ERROR_LAUNCH) ends waves that may hold ports. When no other
+     * launch of the module runs, the ports still locked are theirs: take them back. (A stop's
+     * were taken back as soon as it ended: run_entry.)
      */
-    if (last && (raised || status == DEVRT_ERROR_LAUNCH || stopped)) {
+    if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
         char why[256];
         snprintf(why, sizeof why, "%s", devrt_last_error());
         int reclaimed = devrt_server_reclaim_ports(device, module);
-        if (reclaimed == DEVRT_SUCCESS && stopped)
-            reclaimed = devrt_heap_reclaim_locks(module);
         if (status != DEVRT_SUCCESS)
             devrt_fail(status, "%s", why);
         else if (reclaimed != DEVRT_SUCCESS)
