@@ -32,6 +32,7 @@
 
 #include <devrt/emu.h>
 
+#include "emu_ffi.h"
 #include "runtime.h"
 
 /* Threads alive at once; whole workgroups are started until it is reached. */
@@ -787,20 +788,6 @@ static bool wait_lanes(struct emu_stop *stop, struct emu_lane *const *lanes,
     return stopped;
 }
 
-static ffi_type *ffi_type_of(enum devrt_arg_type type)
-{
-    switch (type) {
-    case DEVRT_ARG_POINTER: return &ffi_type_pointer;
-    case DEVRT_ARG_I32: return &ffi_type_sint32;
-    case DEVRT_ARG_U32: return &ffi_type_uint32;
-    case DEVRT_ARG_I64: return &ffi_type_sint64;
-    case DEVRT_ARG_U64: return &ffi_type_uint64;
-    case DEVRT_ARG_F32: return &ffi_type_float;
-    case DEVRT_ARG_F64: return &ffi_type_double;
-    }
-    return NULL;
-}
-
 static uint64_t count3(const uint32_t v[3])
 {
     return (uint64_t)v[0] * v[1] * v[2];
@@ -952,7 +939,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
     ffi_type *types[arg_count ? arg_count : 1];
     void *values[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i) {
-        types[i] = ffi_type_of(args[i].type);
+        types[i] = devrt_emu_ffi_type(args[i].type);
         if (!types[i])
             return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "argument %zu has no known type", i);
         values[i] = (void *)&args[i].value;

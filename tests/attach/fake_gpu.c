@@ -17,6 +17,8 @@
 
 #include <devrt/emu.h>
 
+#include "emu_ffi.h"
+
 struct fake_gpu_module {
     void *handle;
     devrt_emu_enter_fn *enter;
@@ -167,20 +169,6 @@ static void lane_sleep(struct devrt_emu_lane *lane)
     sched_yield();
 }
 
-static ffi_type *ffi_type_of(enum devrt_arg_type type)
-{
-    switch (type) {
-    case DEVRT_ARG_POINTER: return &ffi_type_pointer;
-    case DEVRT_ARG_I32: return &ffi_type_sint32;
-    case DEVRT_ARG_U32: return &ffi_type_uint32;
-    case DEVRT_ARG_I64: return &ffi_type_sint64;
-    case DEVRT_ARG_U64: return &ffi_type_uint64;
-    case DEVRT_ARG_F32: return &ffi_type_float;
-    case DEVRT_ARG_F64: return &ffi_type_double;
-    }
-    return &ffi_type_void;
-}
-
 static ffi_cif cif;
 static void *values[16];
 
@@ -207,7 +195,8 @@ static void run(struct launch *l)
 {
     ffi_type *types[16];
     for (size_t i = 0; i < l->arg_count; ++i) {
-        types[i] = ffi_type_of(l->args[i].type);
+        ffi_type *type = devrt_emu_ffi_type(l->args[i].type);
+        types[i] = type ? type : &ffi_type_void;
         values[i] = &l->args[i].value;
     }
     ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)l->arg_count, &ffi_type_void, types);
