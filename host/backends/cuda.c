@@ -628,9 +628,9 @@ static CUevent take_event(struct cuda_backend *b)
 
 /*
  * Queue the launch on its stream: after the module's last launch if that one is on another
- * stream, after pointing the state at the launch's record if it needs one of its own, and
- * before an event that the wait waits for (asynchronous launches; a synchronous one waits
- * for its stream).
+ * stream or ran on past its timeout, after pointing the state at the launch's record if it needs
+ * one of its own, and before an event that the wait waits for (asynchronous launches; a synchronous
+ * one waits for its stream).
  */
 static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
                         const struct devrt_arg *args, size_t arg_count)
@@ -648,7 +648,8 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     /* Fills of memory the kernel may use come first (zero_device). */
     if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
         r = cu.cuStreamSynchronize(b->copy);
-    if (r == CUDA_SUCCESS && after && after->stream != entry->stream && after->backend[0])
+    if (r == CUDA_SUCCESS && after && (after->runaway || after->stream != entry->stream) &&
+        after->backend[0])
         r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
     if (r == CUDA_SUCCESS && entry->new_slot) {
         CUdeviceptr where = (CUdeviceptr)(uintptr_t)&module->state->exception;
@@ -718,8 +719,8 @@ static int cuda_complete(struct devrt_launch_entry *entry, uint64_t deadline)
     if (r == CUDA_ERROR_NOT_READY)
         return devrt_fail(DEVRT_ERROR_TIMEOUT,
                           "kernel %s ran past its timeout of %.3f s; CUDA cannot stop a kernel "
-                          "without destroying the context, so it runs on, and the stream's later "
-                          "work waits for it",
+                          "without destroying the context, so it runs on, and the module's later "
+                          "launches wait for it",
                           entry->kernel, (double)entry->config.timeout_ns / 1e9);
     if (r != CUDA_SUCCESS) {
         /* A fault is sticky: the driver refuses the context's later work too. */

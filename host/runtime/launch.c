@@ -236,7 +236,8 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
     }
     e->module = module;
     e->module_order = module->launches_queued;
-    e->after = module->last;
+    /* Once its report is taken, a kernel that ran on past its timeout is still before it. */
+    e->after = module->last ? module->last : module->runaways;
     if (e->id)
         e->id = l->next_id++;
     if (has_queues(device)) {
@@ -324,6 +325,51 @@ static int make_report(struct devrt_launch_entry *e, bool raised,
 }
 
 /*
+ * E's kernel runs on past its timeout: a copy of E keeps its backend handles (its event or
+ * completion signal), which the module's later launches are ordered after (queue_entry),
+ * on any stream. Under the lock. Without memory for the copy, the handles are left to the
+ * kernel and only its own stream or queue orders what follows.
+ */
+static void keep_runaway(struct devrt_launch_entry *e)
+{
+    devrt_module *module = e->module;
+    struct devrt_launch_entry *kept = calloc(1, sizeof *kept);
+    devrt_stream *stream = stream_for(module->device, NULL); /* outlives E's own */
+    if (!kept || !stream) {
+        free(kept);
+        return;
+    }
+    kept->runaway = true;
+    kept->module = module;
+    kept->stream = stream;
+    kept->module_order = e->module_order;
+    memcpy(kept->backend, e->backend, sizeof kept->backend);
+    memset(e->backend, 0, sizeof e->backend);
+    kept->next_runaway = module->runaways;
+    module->runaways = kept;
+}
+
+/*
+ * The runaways queued before the launch of module order ORDER, which has ended after
+ * them: their handles go back to the backend. Under the lock.
+ */
+static void release_runaways(devrt_module *module, uint64_t order)
+{
+    struct devrt_launch_entry **at = &module->runaways;
+    while (*at) {
+        struct devrt_launch_entry *r = *at;
+        if (r->module_order >= order) {
+            at = &r->next_runaway;
+            continue;
+        }
+        *at = r->next_runaway;
+        if (module->device->ops->release)
+            module->device->ops->release(r);
+        free(r);
+    }
+}
+
+/*
  * Wait for E, make its report and write its line, then give back its slot and the
  * backend's hold on it. E stays linked; nobody else takes it meanwhile.
  */
@@ -394,6 +440,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
             module->slot_owner = NULL;
             module->slot = NULL;
         }
+        keep_runaway(e);
     } else if (module->slot_owner == e) {
         module->slot_owner = NULL;
     } else {
@@ -401,10 +448,13 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     }
     if (module->last == e)
         module->last = NULL;
-    /* A kernel that runs on may still signal what release would free (HSA's completion
-       signal, its kernel arguments): those are left to it, a leak of a few bytes. */
-    if (device->ops->release && !running)
-        device->ops->release(e);
+    if (!running) {
+        if (device->ops->release)
+            device->ops->release(e);
+        /* E was ordered after every runaway older than it: those have ended. */
+        if (status != DEVRT_ERROR_TIMEOUT)
+            release_runaways(module, e->module_order);
+    }
     pthread_mutex_unlock(&l->lock);
 
     if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
@@ -473,6 +523,12 @@ void devrt_launches_detach(devrt_module *module)
     module->free_slots = NULL;
     module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
     module->slot = module->raised_slot = NULL;
+    /* Whether they have ended is not known: their handles are left to them, as at a timeout. */
+    while (module->runaways) {
+        struct devrt_launch_entry *r = module->runaways;
+        module->runaways = r->next_runaway;
+        free(r);
+    }
     pthread_mutex_unlock(&l->lock);
 }
 

@@ -141,6 +141,12 @@ struct devrt_launch_entry {
     bool new_slot;                       /* the state must be pointed at slot first */
     uint64_t module_order;               /* the module's launches run in this order */
     void *backend[2];                    /* the backend's: a CUevent; an HSA signal, kernarg */
+    /*
+     * A copy kept of a launch whose kernel ran on past its timeout (CUDA, HSA): its backend
+     * handles order the module's later launches after it, on every stream (launch.c).
+     */
+    bool runaway;
+    struct devrt_launch_entry *next_runaway; /* the module's older ones */
     /* Launches run by launch.c's stream threads: */
     struct devrt_arg *args;
     size_t arg_count;
@@ -248,7 +254,8 @@ struct devrt_module {
     void **slot_chunks;
     size_t slot_chunk_count;
     uint64_t launches_queued, launches_run;
-    struct devrt_launch_entry *last; /* the latest launch, while its report is untaken */
+    struct devrt_launch_entry *last;     /* the latest launch, while its report is untaken */
+    struct devrt_launch_entry *runaways; /* kernels that ran on past a timeout, newest first */
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;

@@ -9,12 +9,19 @@
  * is not stopped. On the emulation the lanes are stopped; CUDA and HSA cannot stop a
  * kernel, so the test releases it after the timeout and the next launch waits for it
  * (docs/runtime.md, "Timeouts").
- * timeout_test IMAGE fires|fires_in_wave|in_time [BACKEND]; exits 0 when it holds, 1 when
- * not, 77 without a device. It prints how late the timeout came, for docs/reliability.md.
+ * after: once the timeout is reported, a launch of the module on another stream still waits
+ * for the kernel that runs on; after_control launches from a second module of the same
+ * image instead, which nothing orders, and must see it start while the spin goes on. Both
+ * tell apart only where the kernel runs on (CUDA, HSA); on the emulation the spin was
+ * stopped, and the launch starts at once either way.
+ * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control [BACKEND]; exits 0
+ * when it holds, 1 when not, 77 without a device. It prints how late the timeout came, for
+ * docs/reliability.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <devrt/host.h>
 
@@ -27,7 +34,8 @@
 
 static devrt_device *device;
 static devrt_module *module;
-/* [0] releases the spin, [1] counts the lanes that ran, [2] the lines they printed */
+/* [0] releases the spin, [1] counts the lanes that ran, [2] the lines they printed,
+   [3] the lanes of mark */
 static uint32_t *words;
 static struct harness_sink sink;
 static uint32_t block = 1; /* lanes per workgroup */
@@ -93,6 +101,55 @@ static void test_fires(void)
     check_usable(stops ? 0 : LANES);
 }
 
+/*
+ * The spin runs on past its timeout (or is stopped); then one lane of mark goes on a stream
+ * of its own, from this module or (control) from another. 300 ms later it must not have
+ * started where it is ordered after the spin and the spin runs on, and must have where it
+ * is not; released, everything ends.
+ */
+static void test_after(const char *image, bool control)
+{
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    devrt_module *other = NULL;
+    devrt_stream *stream = NULL;
+    if (control && devrt_module_load(device, image, &other) != DEVRT_SUCCESS) {
+        CHECK(false, "a second module of %s: %s", image, devrt_last_error());
+        return;
+    }
+    int status = launch_spin(TIMEOUT_NS);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    check_output();
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "a stream: %s",
+          devrt_last_error());
+    if (!stream)
+        return;
+    const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    uint64_t id = 0;
+    status = devrt_launch_async(control ? other : module, "mark", &config, args, 1, stream, &id);
+    CHECK(status == DEVRT_SUCCESS, "mark: %s", devrt_last_error());
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    uint32_t marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    uint32_t expected = control || stops ? 1 : 0;
+    printf("300 ms after the timeout, the spin %s, mark of %s: %u lane%s started\n",
+           stops ? "stopped" : "running on", control ? "another module" : "the same module", marked,
+           marked == 1 ? "" : "s");
+    CHECK(marked == expected, "%u lanes of mark started while the spin %s, expected %u", marked,
+          stops ? "was stopped" : "ran on", expected);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    if (id) {
+        status = devrt_launch_wait(device, id, NULL);
+        CHECK(status == DEVRT_SUCCESS, "mark's wait: %s", devrt_last_error());
+    }
+    CHECK(words[3] == 1, "mark ran %u lanes after the release, expected 1", words[3]);
+    devrt_stream_destroy(stream);
+    if (other)
+        devrt_module_unload(other);
+    check_usable(stops ? 0 : LANES);
+}
+
 static void test_in_time(void)
 {
     words[0] = 1;
@@ -106,28 +163,33 @@ static void test_in_time(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[2], "fires") && strcmp(argv[2], "fires_in_wave") &&
-                     strcmp(argv[2], "in_time"))) {
-        fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time [emu|hsa|cuda]\n");
+    const char *test = argc > 2 ? argv[2] : "";
+    if (argc < 3 ||
+        (strcmp(test, "fires") && strcmp(test, "fires_in_wave") && strcmp(test, "in_time") &&
+         strcmp(test, "after") && strcmp(test, "after_control"))) {
+        fprintf(stderr, "usage: timeout_test IMAGE "
+                        "fires|fires_in_wave|in_time|after|after_control [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
         harness_open(harness_backend(argc > 3 ? argv[3] : NULL), NULL, argv[1], &device, &module);
     if (exit_code)
         return exit_code;
-    words = devrt_mem_alloc(device, 3 * sizeof *words);
+    words = devrt_mem_alloc(device, 4 * sizeof *words);
     if (!words) {
         fprintf(stderr, "no device memory\n");
         return 1;
     }
     devrt_module_set_output_callback(module, harness_sink_append, &sink);
-    if (!strcmp(argv[2], "fires_in_wave")) {
+    memset(words, 0, 4 * sizeof *words);
+    if (!strcmp(test, "fires_in_wave"))
         block = 32;
-    }
-    if (strcmp(argv[2], "in_time"))
-        test_fires();
-    else
+    if (!strcmp(test, "in_time"))
         test_in_time();
+    else if (!strncmp(test, "after", 5))
+        test_after(argv[1], !strcmp(test, "after_control"));
+    else
+        test_fires();
     devrt_module_unload(module);
     devrt_mem_free(device, words);
     devrt_device_close(device);
