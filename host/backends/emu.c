@@ -719,20 +719,28 @@ static void lane_ended(struct emu_lane *lane)
 
 /* The lane this thread runs, for the stop signal's handler. */
 static _Thread_local struct emu_lane *running_lane;
+/* What the program had installed for the stop signal: it still gets the signals not ours. */
+static struct sigaction program_action;
 
-static void stop_signalled(int signal)
+static void stop_signalled(int signal, siginfo_t *info, void *context)
 {
-    (void)signal;
     struct emu_lane *lane = running_lane;
-    if (lane && !lane->in_runtime)
-        longjmp(lane->ended, 1); /* outside the runtime: no host lock of devrt's is held */
+    if (lane && __atomic_load_n(&lane->stop->stopped, __ATOMIC_ACQUIRE)) {
+        if (!lane->in_runtime)
+            longjmp(lane->ended, 1); /* outside the runtime: no host lock of devrt's is held */
+        return;                      /* the lane ends on its way out of the runtime */
+    }
+    if (program_action.sa_flags & SA_SIGINFO)
+        program_action.sa_sigaction(signal, info, context);
+    else if (program_action.sa_handler != SIG_DFL && program_action.sa_handler != SIG_IGN)
+        program_action.sa_handler(signal);
 }
 
 static void install_stop_handler(void)
 {
-    struct sigaction action = {.sa_handler = stop_signalled, .sa_flags = SA_RESTART};
+    struct sigaction action = {.sa_sigaction = stop_signalled, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigemptyset(&action.sa_mask);
-    sigaction(EMU_STOP_SIGNAL, &action, NULL);
+    sigaction(EMU_STOP_SIGNAL, &action, &program_action);
 }
 
 static void *lane_main(void *arg)

@@ -14,10 +14,15 @@
  * image instead, which nothing orders, and must see it start while the spin goes on. Both
  * tell apart only where the kernel runs on (CUDA, HSA); on the emulation the spin was
  * stopped, and the launch starts at once either way.
- * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control [BACKEND]; exits 0
- * when it holds, 1 when not, 77 without a device. It prints how late the timeout came, for
- * docs/reliability.md.
+ * program_signal: a handler the program installed for the signal the emulation stops lanes
+ * with (SIGRTMIN + 4) still gets the signals sent to the program's own threads after a
+ * launch with a timeout has installed the emulation's.
+ * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|program_signal
+ * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
+ * came, for docs/reliability.md.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +155,31 @@ static void test_after(const char *image, bool control)
     check_usable(stops ? 0 : LANES);
 }
 
+static volatile sig_atomic_t program_signals;
+
+static void count_signal(int signal)
+{
+    (void)signal;
+    program_signals = program_signals + 1;
+}
+
+static void test_program_signal(void)
+{
+    struct sigaction action = {.sa_handler = count_signal};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGRTMIN + 4, &action, NULL);
+    words[0] = 1;
+    int status = launch_spin(TIMEOUT_NS);
+    CHECK(status == DEVRT_SUCCESS, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    check_output();
+    pthread_kill(pthread_self(), SIGRTMIN + 4);
+    printf("the program's handler of SIGRTMIN + 4 ran %d time%s\n", (int)program_signals,
+           program_signals == 1 ? "" : "s");
+    CHECK(program_signals == 1, "the program's handler ran %d times, expected 1",
+          (int)program_signals);
+}
+
 static void test_in_time(void)
 {
     words[0] = 1;
@@ -164,11 +194,12 @@ static void test_in_time(void)
 int main(int argc, char **argv)
 {
     const char *test = argc > 2 ? argv[2] : "";
-    if (argc < 3 ||
-        (strcmp(test, "fires") && strcmp(test, "fires_in_wave") && strcmp(test, "in_time") &&
-         strcmp(test, "after") && strcmp(test, "after_control"))) {
+    if (argc < 3 || (strcmp(test, "fires") && strcmp(test, "fires_in_wave") &&
+                     strcmp(test, "in_time") && strcmp(test, "after") &&
+                     strcmp(test, "after_control") && strcmp(test, "program_signal"))) {
         fprintf(stderr, "usage: timeout_test IMAGE "
-                        "fires|fires_in_wave|in_time|after|after_control [emu|hsa|cuda]\n");
+                        "fires|fires_in_wave|in_time|after|after_control|program_signal "
+                        "[emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -186,6 +217,8 @@ int main(int argc, char **argv)
         block = 32;
     if (!strcmp(test, "in_time"))
         test_in_time();
+    else if (!strcmp(test, "program_signal"))
+        test_program_signal();
     else if (!strncmp(test, "after", 5))
         test_after(argv[1], !strcmp(test, "after_control"));
     else
