@@ -7,7 +7,10 @@
  * message, and leaves the port with the device, which waits for it: backpressure. Nothing
  * is dropped, only taken later. A message's last packet is always taken: it ends the
  * message and frees its memory, and a lane's next message, which may go through another
- * port, must not pass it.
+ * port, must not pass it. Nor is anything held back from a kernel that has ended (a lane
+ * stopped past a timeout, a raise): no packet will finish its messages, the drain forgets
+ * them, and holding its ports would only make the drain wait a poll interval per port for
+ * the favour to come round.
  */
 #include "runtime.h"
 
@@ -19,13 +22,17 @@ void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_
 }
 
 bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
-                               uint32_t flags)
+                               uint32_t flags, bool ended)
 {
     if (!(flags & DEVRT_RPC_MORE))
         return true;
     bool favoured = server->favoured == port;
     if (!favoured && server->buffered < server->buffer_budget)
         return true;
+    if (ended && !server->drain_keeps_bound) {
+        server->packets_after_end++;
+        return true;
+    }
     /* One clock read a pass: a pass over the budget may defer a packet of every port. */
     if (!server->pass_ns)
         server->pass_ns = devrt_now_ns();
@@ -38,6 +45,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
     if (!favoured &&
         (!server->favoured || now - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)) {
         server->stale_favourites += server->favoured != NULL;
+        server->stale_after_end += server->favoured != NULL && ended;
         server->favoured = port;
         favoured = true;
     }

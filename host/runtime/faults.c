@@ -31,14 +31,16 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     faults->now = (struct devrt_server_timeline_entry){0};
     const struct devrt_fault_settings *s = &faults->settings;
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
-              s->buffer_budget || s->unbounded_buffer || s->keep_refused_message ||
-              (s->timeline && s->timeline_capacity);
+              s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
+              s->keep_refused_message || (s->timeline && s->timeline_capacity);
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
     server->buffered_peak = server->buffered;
     server->deferred_packets = 0;
     server->stale_favourites = 0;
+    server->packets_after_end = server->stale_after_end = 0;
+    server->drain_keeps_bound = s->drain_keeps_bound;
     __atomic_store_n(&faults->on, on, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&faults->changed);
     pthread_mutex_unlock(&server->lock);
@@ -54,6 +56,8 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->buffer_bound = server->buffer_budget;
     stats->deferred_packets = server->deferred_packets;
     stats->stale_favourites = server->stale_favourites;
+    stats->packets_after_end = server->packets_after_end;
+    stats->stale_after_end = server->stale_after_end;
     pthread_mutex_unlock(&server->lock);
 }
 

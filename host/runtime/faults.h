@@ -42,6 +42,8 @@ struct devrt_fault_settings {
      */
     size_t buffer_budget;
     bool unbounded_buffer; /* the control of the bound: it is off */
+    /* The control of the drain of an ended kernel: it keeps to the bound as if it ran on. */
+    bool drain_keeps_bound;
     /* A planted bug for the fuzzer to find: a refused message is not forgotten. */
     bool keep_refused_message;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
@@ -67,7 +69,9 @@ struct devrt_fault_stats {
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;
-    size_t timeline_entries; /* entries written into settings.timeline */
+    uint64_t packets_after_end; /* taken over the bound: their kernel had ended */
+    uint64_t stale_after_end;   /* of the stale favourites, those while it was drained */
+    size_t timeline_entries;    /* entries written into settings.timeline */
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */

@@ -100,6 +100,9 @@ struct devrt_server {
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
+    uint64_t packets_after_end; /* taken over the budget because their kernel had ended */
+    uint64_t stale_after_end;   /* stale favourites replaced while draining an ended kernel */
+    bool drain_keeps_bound;     /* the control of that (faults.h): the drain waits instead */
     const struct devrt_port_state *favoured; /* the message that goes on over the budget */
     uint64_t favoured_ns;                    /* when it last sent a packet */
     uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
@@ -262,6 +265,8 @@ struct devrt_module {
     char request_error[256];
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
+    /* Its kernels have ended and the drain is under way: the bound holds nothing back. */
+    bool ended_draining;
     struct devrt_module_info info; /* where its load spent its time */
     /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
     bool attached, detaching;
@@ -316,9 +321,12 @@ void devrt_polled_ring_doorbell(devrt_device *device);
 /* backpressure.c: the server's bound on the buffers of unfinished messages */
 /* The buffers of unfinished messages lost FREED bytes and gained TAKEN. */
 void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_t taken);
-/* Whether the server takes a packet with FLAGS from PORT now, or leaves it for later. */
+/*
+ * Whether the server takes a packet with FLAGS from PORT now, or leaves it for later.
+ * ENDED: the port's kernel has ended (a drain), and will never send what would finish it.
+ */
 bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
-                               uint32_t flags);
+                               uint32_t flags, bool ended);
 void devrt_backpressure_message_ended(struct devrt_server *server,
                                       const struct devrt_port_state *port);
 

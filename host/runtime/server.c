@@ -259,7 +259,8 @@ static bool serve_port(devrt_module *module, uint32_t index)
     struct devrt_rpc_header header;
     memcpy(&header, &buffer->header, sizeof header);
     /* Over the bound on buffered messages the device keeps the port and waits. */
-    if (!devrt_backpressure_admits(&module->device->server, port, header.flags))
+    if (!devrt_backpressure_admits(&module->device->server, port, header.flags,
+                                   module->ended_draining))
         return false;
 
     char why[256];
@@ -489,6 +490,7 @@ void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended)
 {
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
+    module->ended_draining = ended;
     while (!module_idle(module)) {
         device->ops->ring_doorbell(device);
         struct timespec until;
@@ -504,6 +506,7 @@ void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended)
      * The kernels are gone: a message they left unfinished will never be completed. Only
      * a packet taken since the last look can have left one (the ports' state is megabytes).
      */
+    module->ended_draining = false;
     if (!ended || module->packets_taken == module->packets_drained) {
         pthread_mutex_unlock(&server->lock);
         return;

@@ -325,6 +325,71 @@ static void test_flood(bool control)
 }
 
 /*
+ * A flood stopped by its timeout (the emulation stops lanes; elsewhere the test is skipped)
+ * while most of its waves wait on the bound: the drain of the ended kernel takes their
+ * packets at once instead of one favoured message a poll interval, so no favourite goes
+ * stale while it drains. The lines that were finished arrive whole and in order. The
+ * control keeps the bound in the drain: each waiting port must become the favourite in turn,
+ * a poll interval (100 ms) each.
+ */
+static void test_flood_stopped(bool control)
+{
+    if (!on_emu) {
+        printf("skipped: only the emulation stops a kernel at its timeout\n");
+        exit(77);
+    }
+    /* 256 lanes of 4 lines of 16 KiB into a sink taking 500 lines a second: 2 s at least. */
+    const uint32_t bytes = 16384, lanes = 256, block = 64, rounds = 4;
+    char *slices = devrt_mem_alloc(device, (size_t)lanes * bytes);
+    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
+    CHECK(slices && refused, "no device memory for %u lanes' lines", lanes);
+    if (!slices || !refused)
+        return;
+    *refused = 0;
+    struct sink sink = {.lanes = lanes,
+                        .rounds = rounds,
+                        .bytes = bytes,
+                        .sleep_us = 2000,
+                        .next_round = calloc(lanes, sizeof(uint32_t))};
+    devrt_module_set_output_callback(module, take_line, &sink);
+    struct devrt_fault_settings settings = {.buffer_budget = 256u << 10,
+                                            .drain_keeps_bound = control};
+    devrt_faults_set(device, &settings);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(bytes), DEVRT_ARG_UINT(rounds),
+                               DEVRT_ARG_PTR(refused)};
+    struct devrt_launch_config config = grid1(lanes / block, block);
+    config.timeout_ns = 500000000;
+    double start = harness_seconds();
+    int status = devrt_launch(module, "flood", &config, args, 4, NULL);
+    double seconds = harness_seconds() - start;
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    devrt_faults_set(device, NULL);
+    devrt_module_set_output_callback(module, NULL, NULL);
+    printf("%s drain: the launch returned %.2f s after its start (timeout 0.50 s); %llu of "
+           "%u lines arrived; %llu packets taken over the bound after the stop, %llu "
+           "favourites gone stale while draining\n",
+           control ? "bounded" : "unbounded", seconds, (unsigned long long)sink.lines,
+           lanes * rounds, (unsigned long long)stats.packets_after_end,
+           (unsigned long long)stats.stale_after_end);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    CHECK(sink.bad == 0 && sink.out_of_order == 0,
+          "%llu lines malformed or cut, %llu out of their lane's order",
+          (unsigned long long)sink.bad, (unsigned long long)sink.out_of_order);
+    CHECK(sink.lines < (uint64_t)lanes * rounds, "all %llu lines arrived: nothing was stopped",
+          (unsigned long long)sink.lines);
+    CHECK(stats.stale_after_end == 0,
+          "the drain of the ended kernel waited for %llu favourites to go stale, a poll "
+          "interval each",
+          (unsigned long long)stats.stale_after_end);
+    CHECK(stats.packets_after_end > 0, "no packet was held back when the kernel ended");
+    free(sink.next_round);
+    devrt_mem_free(device, slices);
+    devrt_mem_free(device, refused);
+}
+
+/*
  * Lanes of one workgroup in four fuzz the server's ports while the other lanes echo. The
  * server refuses and reports (at least one refusal per round: each ends with opcode 0);
  * every honest echo comes back right, and the next launch is clean. The control plants a
@@ -405,6 +470,10 @@ int main(int argc, char **argv)
         test_flood(false);
     else if (!strcmp(test, "flood_control"))
         test_flood(true);
+    else if (!strcmp(test, "flood_stopped"))
+        test_flood_stopped(false);
+    else if (!strcmp(test, "flood_stopped_control"))
+        test_flood_stopped(true);
     else if (!strcmp(test, "fuzz"))
         test_fuzz(false);
     else if (!strcmp(test, "fuzz_control"))
