@@ -352,7 +352,8 @@ static void test_flood_stopped(bool control)
                         .sleep_us = 2000,
                         .next_round = calloc(lanes, sizeof(uint32_t))};
     devrt_module_set_output_callback(module, take_line, &sink);
-    struct devrt_fault_settings settings = {.buffer_budget = 256u << 10,
+    /* A budget of a few requests: over it within the first packets, however slow the run. */
+    struct devrt_fault_settings settings = {.buffer_budget = 16u << 10,
                                             .drain_keeps_bound = control};
     devrt_faults_set(device, &settings);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(bytes), DEVRT_ARG_UINT(rounds),
