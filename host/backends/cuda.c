@@ -628,9 +628,9 @@ static CUevent take_event(struct cuda_backend *b)
 
 /*
  * Queue the launch on its stream: after the module's last launch if that one is on another
- * stream or ran on past its timeout, after pointing the state at the launch's record if it needs
- * one of its own, and before an event that the wait waits for (asynchronous launches; a synchronous
- * one waits for its stream).
+ * stream and after the latest of its kernels that ran on past their timeout, after pointing the
+ * state at the launch's record if it needs one of its own, and before an event that the wait waits
+ * for (asynchronous launches; a synchronous one waits for its stream).
  */
 static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
                         const struct devrt_arg *args, size_t arg_count)
@@ -648,9 +648,12 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     /* Fills of memory the kernel may use come first (zero_device). */
     if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
         r = cu.cuStreamSynchronize(b->copy);
-    if (r == CUDA_SUCCESS && after && (after->runaway || after->stream != entry->stream) &&
-        after->backend[0])
+    if (r == CUDA_SUCCESS && after && after->stream != entry->stream && after->backend[0])
         r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
+    /* Also when AFTER has no event (a synchronous launch without a timeout). */
+    const struct devrt_launch_entry *runaway = entry->after_runaway;
+    if (r == CUDA_SUCCESS && runaway && runaway->backend[0])
+        r = cu.cuStreamWaitEvent(stream, (CUevent)runaway->backend[0], 0);
     if (r == CUDA_SUCCESS && entry->new_slot) {
         CUdeviceptr where = (CUdeviceptr)(uintptr_t)&module->state->exception;
         uint64_t value = (uint64_t)(uintptr_t)entry->slot;

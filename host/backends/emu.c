@@ -730,17 +730,26 @@ static void stop_signalled(int signal, siginfo_t *info, void *context)
             longjmp(lane->ended, 1); /* outside the runtime: no host lock of devrt's is held */
         return;                      /* the lane ends on its way out of the runtime */
     }
-    if (program_action.sa_flags & SA_SIGINFO)
+    if (program_action.sa_flags & SA_SIGINFO) {
         program_action.sa_sigaction(signal, info, context);
-    else if (program_action.sa_handler != SIG_DFL && program_action.sa_handler != SIG_IGN)
+    } else if (program_action.sa_handler == SIG_DFL) {
+        /* What the signal would have done without devrt: end the process. */
+        struct sigaction fallback = {.sa_handler = SIG_DFL};
+        sigemptyset(&fallback.sa_mask);
+        sigaction(signal, &fallback, NULL);
+        raise(signal);
+    } else if (program_action.sa_handler != SIG_IGN) {
         program_action.sa_handler(signal);
+    }
 }
 
 static void install_stop_handler(void)
 {
+    /* Read first: a signal that comes as soon as the handler is in finds it. */
+    sigaction(EMU_STOP_SIGNAL, NULL, &program_action);
     struct sigaction action = {.sa_sigaction = stop_signalled, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigemptyset(&action.sa_mask);
-    sigaction(EMU_STOP_SIGNAL, &action, &program_action);
+    sigaction(EMU_STOP_SIGNAL, &action, NULL);
 }
 
 static void *lane_main(void *arg)

@@ -643,11 +643,11 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
                           dispatch.kernel->symbol);
     }
     if (entry->new_slot) {
-        /* Not for a kernel that ran on past its timeout: it may never end. The queue's
-           barrier bit still runs this launch after it; meanwhile a raise of the runaway
-           may land in this launch's record. */
+        /* Not while a kernel of the module runs on past its timeout: it, and so the launch
+           before this one, may never end. The queue's barrier bits still run this launch
+           after both; meanwhile a raise of the runaway may land in this launch's record. */
         const struct devrt_launch_entry *after = entry->after;
-        if (after && after->backend[0] && !after->runaway)
+        if (after && after->backend[0] && !entry->after_runaway)
             while (hsa.hsa_signal_wait_scacquire(
                        (hsa_signal_t){(uint64_t)(uintptr_t)after->backend[0]},
                        HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,

@@ -141,7 +141,8 @@ static void run_entry(struct devrt_launch_entry *e)
      * to count as run), not when this one's result is taken, which may be after it.
      */
     if (status == DEVRT_ERROR_TIMEOUT) {
-        devrt_server_drain(device, module, true);
+        /* The module's next launch waits for this one to count as run. */
+        devrt_server_drain(device, module, true, DEVRT_DRAIN_ENDED);
         if (devrt_server_reclaim_ports(device, module) != DEVRT_SUCCESS ||
             devrt_heap_reclaim_locks(module) != DEVRT_SUCCESS) {
             free(e->run_error);
@@ -235,15 +236,24 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
         e->new_slot = true;
     }
     e->module = module;
-    e->module_order = module->launches_queued;
-    /* Once its report is taken, a kernel that ran on past its timeout is still before it. */
-    e->after = module->last ? module->last : module->runaways;
+    /*
+     * Counted before the enqueue, which may start the kernel at once: a drain that read the
+     * count before knows then that the module's kernels may run again.
+     */
+    e->module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
+    e->after = module->last;
+    /*
+     * A kernel that ran on past its timeout is still before it, its report taken or not.
+     * The latest is enough: it was itself queued after the earlier ones.
+     */
+    e->after_runaway = module->runaways;
     if (e->id)
         e->id = l->next_id++;
     if (has_queues(device)) {
         int status = device->ops->enqueue(module, e, args, arg_count);
-        e->after = NULL;
+        e->after = e->after_runaway = NULL;
         if (status != DEVRT_SUCCESS) {
+            __atomic_fetch_sub(&module->launches_queued, 1, __ATOMIC_RELAXED);
             if (e->new_slot) {
                 module->free_slots[module->free_slot_count++] = e->slot;
                 /* The state may point at it or not: the next launch points it anew. */
@@ -253,8 +263,7 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
             return status;
         }
     }
-    e->after = NULL;
-    module->launches_queued++;
+    e->after = e->after_runaway = NULL;
     module->slot = e->slot;
     module->slot_owner = e;
     module->last = e;
@@ -339,14 +348,17 @@ static void keep_runaway(struct devrt_launch_entry *e)
         free(kept);
         return;
     }
-    kept->runaway = true;
     kept->module = module;
     kept->stream = stream;
     kept->module_order = e->module_order;
     memcpy(kept->backend, e->backend, sizeof kept->backend);
     memset(e->backend, 0, sizeof e->backend);
-    kept->next_runaway = module->runaways;
-    module->runaways = kept;
+    /* Reports are taken in any order: the list is kept in the launches' order. */
+    struct devrt_launch_entry **at = &module->runaways;
+    while (*at && (*at)->module_order > kept->module_order)
+        at = &(*at)->next_runaway;
+    kept->next_runaway = *at;
+    *at = kept;
 }
 
 /*
@@ -390,6 +402,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     bool raised = status == DEVRT_SUCCESS && recorded;
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
+    uint64_t queued = module->launches_queued;
     pthread_mutex_unlock(&l->lock);
     /*
      * Everything the kernel sent, its output included, is taken before anything is reported.
@@ -397,7 +410,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      * end; the server goes on serving it, and what it sent so far is flushed below.
      */
     if (!running)
-        devrt_server_drain(device, module, last);
+        devrt_server_drain(device, module, last, queued);
     devrt_output_flush(module);
     /*
      * A raise or a fault (DEVRT_ERROR_LAUNCH) ends waves that may hold ports. When no other
@@ -543,7 +556,7 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
         .module = module, .kernel = kernel, .config = *config, .ran = true};
     pthread_mutex_lock(&l->lock);
     e.slot = module->slot;
-    e.module_order = module->launches_queued++;
+    e.module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
     module->launches_run++;
     module->slot_owner = &e;
     module->last = &e;

@@ -138,6 +138,9 @@ struct devrt_launch_entry {
     struct devrt_launch_link link[2]; /* by devrt_launch_list_kind */
     /* The launch before it on the module while that one's report is untaken, else NULL. */
     struct devrt_launch_entry *after;
+    /* The module's latest kernel that ran on past its timeout and may still run, else NULL
+       (both for the enqueue only). */
+    struct devrt_launch_entry *after_runaway;
     const char *kernel;
     struct devrt_launch_config config;
     struct devrt_exception_record *slot; /* host-visible: this launch's record */
@@ -148,8 +151,7 @@ struct devrt_launch_entry {
      * A copy kept of a launch whose kernel ran on past its timeout (CUDA, HSA): its backend
      * handles order the module's later launches after it, on every stream (launch.c).
      */
-    bool runaway;
-    struct devrt_launch_entry *next_runaway; /* the module's older ones */
+    struct devrt_launch_entry *next_runaway; /* the module's earlier ones */
     /* Launches run by launch.c's stream threads: */
     struct devrt_arg *args;
     size_t arg_count;
@@ -256,17 +258,19 @@ struct devrt_module {
     size_t free_slot_count, free_slot_capacity;
     void **slot_chunks;
     size_t slot_chunk_count;
+    /* Launches queued (atomic: the server's drain reads it without the lock) and run. */
     uint64_t launches_queued, launches_run;
-    struct devrt_launch_entry *last;     /* the latest launch, while its report is untaken */
-    struct devrt_launch_entry *runaways; /* kernels that ran on past a timeout, newest first */
+    struct devrt_launch_entry *last; /* the latest launch, while its report is untaken */
+    /* Kernels that ran on past a timeout, latest in the module's order first. */
+    struct devrt_launch_entry *runaways;
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;
     char request_error[256];
     /* Packets the server took (under the server's lock), and how many when last drained. */
     uint64_t packets_taken, packets_drained;
-    /* Its kernels have ended and the drain is under way: the bound holds nothing back. */
-    bool ended_draining;
+    /* Drains under way of kernels that have ended: the bound holds nothing back from them. */
+    uint32_t ended_drains;
     struct devrt_module_info info; /* where its load spent its time */
     /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
     bool attached, detaching;
@@ -298,9 +302,13 @@ void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);
 /*
  * Wait until the server has taken every request the module's kernels sent. ENDED: no
- * launch of the module runs any more, so a message left half-received is an error.
+ * launch of the module runs any more, so a message left half-received is an error; that
+ * holds while the module's launches_queued is QUEUED (a launch queued since may run), or
+ * throughout with DEVRT_DRAIN_ENDED (no launch of the module can start before the drain
+ * ends).
  */
-void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended);
+#define DEVRT_DRAIN_ENDED UINT64_MAX
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
 /*

@@ -260,7 +260,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     memcpy(&header, &buffer->header, sizeof header);
     /* Over the bound on buffered messages the device keeps the port and waits. */
     if (!devrt_backpressure_admits(&module->device->server, port, header.flags,
-                                   module->ended_draining))
+                                   module->ended_drains > 0))
         return false;
 
     char why[256];
@@ -486,12 +486,24 @@ static bool module_idle(const devrt_module *module)
     return true;
 }
 
-void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended)
+/* Whether the module's kernels are still known to have ended (devrt_server_drain). */
+static bool still_ended(const devrt_module *module, bool ended, uint64_t queued)
+{
+    return ended && (queued == DEVRT_DRAIN_ENDED ||
+                     __atomic_load_n(&module->launches_queued, __ATOMIC_RELAXED) == queued);
+}
+
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued)
 {
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
-    module->ended_draining = ended;
+    bool counted = false;
     while (!module_idle(module)) {
+        /* A launch queued meanwhile may be running: its messages are held to the bound. */
+        if (counted != still_ended(module, ended, queued)) {
+            counted = !counted;
+            module->ended_drains += counted ? 1 : -1;
+        }
         device->ops->ring_doorbell(device);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -506,8 +518,10 @@ void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended)
      * The kernels are gone: a message they left unfinished will never be completed. Only
      * a packet taken since the last look can have left one (the ports' state is megabytes).
      */
-    module->ended_draining = false;
-    if (!ended || module->packets_taken == module->packets_drained) {
+    if (counted)
+        module->ended_drains--;
+    /* Under the lock the server takes packets with: none of a later launch's is taken now. */
+    if (!still_ended(module, ended, queued) || module->packets_taken == module->packets_drained) {
         pthread_mutex_unlock(&server->lock);
         return;
     }

@@ -122,7 +122,7 @@ static void run(devrt_device *device, devrt_module *module, const char *label, u
             }
         }
     }
-    devrt_server_drain(device, module, true);
+    devrt_server_drain(device, module, true, DEVRT_DRAIN_ENDED);
     devrt_output_flush(module);
     double elapsed = harness_seconds() - start;
     cpu = thread_seconds(device->server.thread) - cpu;
