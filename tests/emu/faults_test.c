@@ -241,12 +241,70 @@ static size_t capacity_of(size_t bytes)
 }
 
 /*
+ * A flood: `lanes` lanes (workgroups of 64) each write `rounds` lines of `bytes` bytes
+ * into a sink that sleeps `sleep_us` per line, under fault `settings` and a launch timeout
+ * (0: none). run_flood fills in what came of it.
+ */
+struct flood {
+    uint32_t lanes, bytes, rounds, sleep_us;
+    struct devrt_fault_settings settings;
+    uint64_t timeout_ns;
+    int status;
+    double seconds;
+    uint32_t refused; /* lines the device's output call refused */
+    struct sink sink;
+    struct devrt_fault_stats stats;
+    long rss_before_mib, rss_after_mib;
+};
+
+static bool run_flood(struct flood *f)
+{
+    char *slices = devrt_mem_alloc(device, (size_t)f->lanes * f->bytes);
+    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
+    CHECK(slices && refused, "no device memory for %u lanes' lines", f->lanes);
+    if (!slices || !refused) {
+        devrt_mem_free(device, slices);
+        devrt_mem_free(device, refused);
+        return false;
+    }
+    *refused = 0;
+    f->sink = (struct sink){.lanes = f->lanes,
+                            .rounds = f->rounds,
+                            .bytes = f->bytes,
+                            .sleep_us = f->sleep_us,
+                            .next_round = calloc(f->lanes, sizeof(uint32_t))};
+    devrt_module_set_output_callback(module, take_line, &f->sink);
+    devrt_faults_set(device, &f->settings);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    double start = harness_seconds();
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(f->bytes),
+                               DEVRT_ARG_UINT(f->rounds), DEVRT_ARG_PTR(refused)};
+    struct devrt_launch_config config = grid1(f->lanes / 64, 64);
+    config.timeout_ns = f->timeout_ns;
+    f->status = devrt_launch(module, "flood", &config, args, 4, NULL);
+    f->seconds = harness_seconds() - start;
+    getrusage(RUSAGE_SELF, &after);
+    devrt_faults_get(device, &f->stats);
+    devrt_faults_set(device, NULL);
+    devrt_module_set_output_callback(module, NULL, NULL);
+    f->refused = *refused;
+    f->rss_before_mib = before.ru_maxrss / 1024;
+    f->rss_after_mib = after.ru_maxrss / 1024;
+    free(f->sink.next_round);
+    f->sink.next_round = NULL;
+    devrt_mem_free(device, slices);
+    devrt_mem_free(device, refused);
+    return true;
+}
+
+/*
  * Lanes print far faster than the sink takes (a callback that sleeps per line), with the
- * server's bound set to 1 MiB: the peak of the bytes it holds for unfinished messages stays
- * under the documented bound (docs/output.md, "Memory"): the budget plus two requests of
- * the wave's longest messages. Every line arrives whole, once, in its lane's order.
- * The control lifts the bound: the peak passes it. FLOOD_MIB (environment) sets the volume
- * for a manual run: 2048 on a GPU is the issue's 2 GB.
+ * server's bound set to 256 KiB: the peak of the bytes it holds for unfinished messages
+ * stays under the documented bound (docs/output.md, "Memory"): the budget plus two
+ * requests of the wave's longest messages. Every line arrives whole, once, in its lane's
+ * order. The control lifts the bound: the peak passes it. FLOOD_MIB (environment) sets the
+ * volume for a manual run: 2048 on a GPU is the issue's 2 GB.
  */
 static void test_flood(bool control)
 {
@@ -269,59 +327,36 @@ static void test_flood(bool control)
     }
     if (lanes < block)
         lanes = block;
-    char *slices = devrt_mem_alloc(device, (size_t)lanes * bytes);
-    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
-    CHECK(slices && refused, "no device memory for %u lanes' lines", lanes);
-    if (!slices || !refused)
-        return;
-    *refused = 0;
-    struct sink sink = {.lanes = lanes,
-                        .rounds = rounds,
-                        .bytes = bytes,
-                        .sleep_us = on_emu ? 20 : 2,
-                        .next_round = calloc(lanes, sizeof(uint32_t))};
-    devrt_module_set_output_callback(module, take_line, &sink);
     const size_t budget = 256u << 10;
-    struct devrt_fault_settings settings = {.buffer_budget = budget, .unbounded_buffer = control};
-    devrt_faults_set(device, &settings);
-    struct rusage before, after;
-    getrusage(RUSAGE_SELF, &before);
-    double start = harness_seconds();
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(bytes), DEVRT_ARG_UINT(rounds),
-                               DEVRT_ARG_PTR(refused)};
-    struct devrt_launch_config config = grid1(lanes / block, block);
-    int status = devrt_launch(module, "flood", &config, args, 4, NULL);
-    double seconds = harness_seconds() - start;
-    getrusage(RUSAGE_SELF, &after);
-    struct devrt_fault_stats stats;
-    devrt_faults_get(device, &stats);
-    devrt_faults_set(device, NULL);
-    devrt_module_set_output_callback(module, NULL, NULL);
-    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
-    CHECK(*refused == 0, "%u lines refused", *refused);
+    struct flood f = {.lanes = lanes,
+                      .bytes = bytes,
+                      .rounds = rounds,
+                      .sleep_us = on_emu ? 20 : 2,
+                      .settings = {.buffer_budget = budget, .unbounded_buffer = control}};
+    if (!run_flood(&f))
+        return;
+    CHECK(f.status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(f.refused == 0, "%u lines refused", f.refused);
     uint64_t expected = (uint64_t)lanes * rounds;
-    CHECK(sink.lines == expected && sink.bad == 0 && sink.out_of_order == 0,
+    CHECK(f.sink.lines == expected && f.sink.bad == 0 && f.sink.out_of_order == 0,
           "%llu of %llu lines, %llu malformed or cut, %llu out of their lane's order",
-          (unsigned long long)sink.lines, (unsigned long long)expected,
-          (unsigned long long)sink.bad, (unsigned long long)sink.out_of_order);
+          (unsigned long long)f.sink.lines, (unsigned long long)expected,
+          (unsigned long long)f.sink.bad, (unsigned long long)f.sink.out_of_order);
     /* A message of `bytes` raw bytes is its record's words and the end word. */
     size_t request = (size_t)info.wave_size * capacity_of(bytes + 32);
-    size_t bound = budget + (2 + stats.stale_favourites) * request;
+    size_t bound = budget + (2 + f.stats.stale_favourites) * request;
+    double mib_seen = f.sink.bytes_seen / 1048576.0;
     printf("%llu lines, %.1f MiB in %.2f s (%.1f MiB/s) into a callback sleeping %u us per "
            "line; server's buffered peak %.2f MiB, bound %.2f MiB (budget %.2f MiB), %llu "
            "packets deferred, %llu stale favourites; max RSS %ld -> %ld MiB\n",
-           (unsigned long long)sink.lines, sink.bytes_seen / 1048576.0, seconds,
-           sink.bytes_seen / 1048576.0 / seconds, sink.sleep_us, stats.buffered_peak / 1048576.0,
-           bound / 1048576.0, budget / 1048576.0, (unsigned long long)stats.deferred_packets,
-           (unsigned long long)stats.stale_favourites, before.ru_maxrss / 1024,
-           after.ru_maxrss / 1024);
-    CHECK(stats.buffered_peak <= bound,
+           (unsigned long long)f.sink.lines, mib_seen, f.seconds, mib_seen / f.seconds, f.sleep_us,
+           f.stats.buffered_peak / 1048576.0, bound / 1048576.0, budget / 1048576.0,
+           (unsigned long long)f.stats.deferred_packets,
+           (unsigned long long)f.stats.stale_favourites, f.rss_before_mib, f.rss_after_mib);
+    CHECK(f.stats.buffered_peak <= bound,
           "the server held %.2f MiB of unfinished messages, over "
           "its bound of %.2f MiB",
-          stats.buffered_peak / 1048576.0, bound / 1048576.0);
-    free(sink.next_round);
-    devrt_mem_free(device, slices);
-    devrt_mem_free(device, refused);
+          f.stats.buffered_peak / 1048576.0, bound / 1048576.0);
 }
 
 /*
@@ -340,58 +375,37 @@ static void test_flood_stopped(bool control)
     }
     /*
      * 256 lanes of 64 lines of 2 KiB into a sink taking 500 lines a second: 32 s at least,
-     * and lines short enough that some end before the stop.
+     * and lines short enough that some end before the stop. A budget of a few requests:
+     * over it within the first packets, however slow the run.
      */
-    const uint32_t bytes = 2048, lanes = 256, block = 64, rounds = 64;
-    char *slices = devrt_mem_alloc(device, (size_t)lanes * bytes);
-    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
-    CHECK(slices && refused, "no device memory for %u lanes' lines", lanes);
-    if (!slices || !refused)
+    struct flood f = {.lanes = 256,
+                      .bytes = 2048,
+                      .rounds = 64,
+                      .sleep_us = 2000,
+                      .settings = {.buffer_budget = 16u << 10, .drain_keeps_bound = control},
+                      .timeout_ns = 500000000};
+    if (!run_flood(&f))
         return;
-    *refused = 0;
-    struct sink sink = {.lanes = lanes,
-                        .rounds = rounds,
-                        .bytes = bytes,
-                        .sleep_us = 2000,
-                        .next_round = calloc(lanes, sizeof(uint32_t))};
-    devrt_module_set_output_callback(module, take_line, &sink);
-    /* A budget of a few requests: over it within the first packets, however slow the run. */
-    struct devrt_fault_settings settings = {.buffer_budget = 16u << 10,
-                                            .drain_keeps_bound = control};
-    devrt_faults_set(device, &settings);
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(bytes), DEVRT_ARG_UINT(rounds),
-                               DEVRT_ARG_PTR(refused)};
-    struct devrt_launch_config config = grid1(lanes / block, block);
-    config.timeout_ns = 500000000;
-    double start = harness_seconds();
-    int status = devrt_launch(module, "flood", &config, args, 4, NULL);
-    double seconds = harness_seconds() - start;
-    struct devrt_fault_stats stats;
-    devrt_faults_get(device, &stats);
-    devrt_faults_set(device, NULL);
-    devrt_module_set_output_callback(module, NULL, NULL);
+    uint64_t all = (uint64_t)f.lanes * f.rounds;
     printf("%s drain: the launch returned %.2f s after its start (timeout 0.50 s); %llu of "
-           "%u lines arrived; %llu packets taken over the bound after the stop, %llu "
+           "%llu lines arrived; %llu packets taken over the bound after the stop, %llu "
            "favourites gone stale while draining\n",
-           control ? "bounded" : "unbounded", seconds, (unsigned long long)sink.lines,
-           lanes * rounds, (unsigned long long)stats.packets_after_end,
-           (unsigned long long)stats.stale_after_end);
-    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
-          devrt_last_error());
-    CHECK(sink.bad == 0 && sink.out_of_order == 0,
+           control ? "bounded" : "unbounded", f.seconds, (unsigned long long)f.sink.lines,
+           (unsigned long long)all, (unsigned long long)f.stats.packets_after_end,
+           (unsigned long long)f.stats.stale_after_end);
+    CHECK(f.status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", f.status,
+          devrt_status_string(f.status), devrt_last_error());
+    CHECK(f.sink.bad == 0 && f.sink.out_of_order == 0,
           "%llu lines malformed or cut, %llu out of their lane's order",
-          (unsigned long long)sink.bad, (unsigned long long)sink.out_of_order);
-    CHECK(sink.lines > 0 && sink.lines < (uint64_t)lanes * rounds,
+          (unsigned long long)f.sink.bad, (unsigned long long)f.sink.out_of_order);
+    CHECK(f.sink.lines > 0 && f.sink.lines < all,
           "%llu lines arrived: the stop came before any line ended, or after all",
-          (unsigned long long)sink.lines);
-    CHECK(stats.stale_after_end == 0,
+          (unsigned long long)f.sink.lines);
+    CHECK(f.stats.stale_after_end == 0,
           "the drain of the ended kernel waited for %llu favourites to go stale, a poll "
           "interval each",
-          (unsigned long long)stats.stale_after_end);
-    CHECK(stats.packets_after_end > 0, "no packet was held back when the kernel ended");
-    free(sink.next_round);
-    devrt_mem_free(device, slices);
-    devrt_mem_free(device, refused);
+          (unsigned long long)f.stats.stale_after_end);
+    CHECK(f.stats.packets_after_end > 0, "no packet was held back when the kernel ended");
 }
 
 /*
