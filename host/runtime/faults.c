@@ -32,7 +32,8 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     const struct devrt_fault_settings *s = &faults->settings;
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
-              s->keep_refused_message || (s->timeline && s->timeline_capacity);
+              s->keep_refused_message || s->leak_unloaded_modules ||
+              (s->timeline && s->timeline_capacity);
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -142,4 +143,14 @@ void devrt_faults_hand_back(struct devrt_server *server)
 bool devrt_faults_keep_refused(const struct devrt_server *server)
 {
     return faults_on(server) && server->faults.settings.keep_refused_message;
+}
+
+bool devrt_faults_leak_module(struct devrt_server *server)
+{
+    if (!faults_on(server))
+        return false;
+    pthread_mutex_lock(&server->lock);
+    bool leak = server->faults.settings.leak_unloaded_modules;
+    pthread_mutex_unlock(&server->lock);
+    return leak;
 }

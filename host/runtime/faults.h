@@ -46,6 +46,8 @@ struct devrt_fault_settings {
     bool drain_keeps_bound;
     /* A planted bug for the fuzzer to find: a refused message is not forgotten. */
     bool keep_refused_message;
+    /* A planted leak for the leak check to find: an unloaded module's struct is not freed. */
+    bool leak_unloaded_modules;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;

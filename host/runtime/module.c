@@ -249,7 +249,8 @@ void devrt_module_unload(devrt_module *module)
     pthread_mutex_destroy(&module->error_lock);
     pthread_mutex_destroy(&module->output_lock);
     free(module->path);
-    free(module);
+    if (!devrt_faults_leak_module(&device->server))
+        free(module);
 }
 
 int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *info)

@@ -348,6 +348,8 @@ void devrt_faults_pass(struct devrt_server *server);
 void devrt_faults_seen(struct devrt_server *server);
 /* The planted bug: a refused message stays. */
 bool devrt_faults_keep_refused(const struct devrt_server *server);
+/* The planted leak is set: devrt_module_unload keeps the module's struct. */
+bool devrt_faults_leak_module(struct devrt_server *server);
 
 /* launch.c */
 void devrt_launches_init(devrt_device *device);

@@ -21,6 +21,7 @@
 
 #include <devrt/host.h>
 
+#include "faults.h"
 #include "harness.h"
 
 #define THREADS 4u
@@ -226,10 +227,14 @@ static void test_dlopen_shares(void)
         close(fd2);
 }
 
-/* A module loaded, launched and unloaded LOADS times; the asan preset checks for leaks. */
-static void test_load_unload(void)
+/*
+ * A module loaded, launched and unloaded LOADS times (LOADS); the asan preset checks for
+ * leaks. Its control (leak_control, run by the asan preset only) plants a leak in the
+ * runtime's unload through its test hook, which the same check must report.
+ */
+static void test_load_unload(uint32_t loads)
 {
-    for (uint32_t load = 0; load < LOADS; ++load) {
+    for (uint32_t load = 0; load < loads; ++load) {
         devrt_module *module;
         struct harness_sink sink = {0};
         int status = harness_load(device, image, &module);
@@ -247,7 +252,7 @@ static void test_load_unload(void)
         if (failures)
             return;
     }
-    CHECK(ran[0] == LOADS * BLOCK, "%u lanes ran, expected %u", ran[0], LOADS * BLOCK);
+    CHECK(ran[0] == loads * BLOCK, "%u lanes ran, expected %u", ran[0], loads * BLOCK);
 }
 
 int main(int argc, char **argv)
@@ -275,7 +280,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(test, "one_module")) {
         test_one_module();
     } else if (!strcmp(test, "load_unload")) {
-        test_load_unload();
+        test_load_unload(LOADS);
+    } else if (!strcmp(test, "leak_control")) {
+        struct devrt_fault_settings leak = {.leak_unloaded_modules = true};
+        devrt_faults_set(device, &leak);
+        test_load_unload(10);
     } else if (!strcmp(test, "dlopen_shares")) {
         test_dlopen_shares();
     } else {
