@@ -10,6 +10,8 @@
 #   check.sh cpack         BUILD WORK   make the .tar.gz and the .deb in WORK/packages
 #   check.sh deb-contents  WORK         the .deb holds what the package promises
 #   check.sh deb-unpack    WORK         unpack the .deb into WORK/debroot
+#   check.sh headers       WORK PREFIX  each installed header alone compiles as C17 and as
+#                                       C++17 (g++ -Wall -Wextra -pedantic -Werror)
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -79,8 +81,27 @@ deb-unpack)
     rm -rf "$2/debroot"
     dpkg-deb -x "$(ls "$2"/packages/*.deb)" "$2/debroot"
     ;;
+headers)
+    [[ $# -eq 3 ]] || exit 2
+    work=$2/headers-$(basename "$(dirname "$3")")-$(basename "$3")
+    rm -rf "$work"
+    mkdir -p "$work"
+    flags=(-Wall -Wextra -pedantic -Werror -I"$3/include" -c -o "$work/t.o")
+    status=0
+    for header in "$3"/include/devrt/*.h; do
+        name=devrt/$(basename "$header")
+        printf '#include <%s>\ntypedef int not_empty; /* C refuses an empty file */\n' "$name" >"$work/t.c"
+        cc -std=c17 "${flags[@]}" "$work/t.c" || { echo "$name: not C17"; status=1; }
+        # heap.h's slab ends in a flexible array member, which C++ lacks; only the device
+        # library and the runtime read it.
+        [[ $name == devrt/heap.h ]] && continue
+        cp "$work/t.c" "$work/t.cpp"
+        c++ -std=c++17 "${flags[@]}" "$work/t.cpp" || { echo "$name: not C++17"; status=1; }
+    done
+    [[ $status -eq 0 ]] || fail "headers under $3/include do not compile alone"
+    ;;
 *)
-    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack ..." >&2
+    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers ..." >&2
     exit 2
     ;;
 esac
