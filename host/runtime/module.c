@@ -351,6 +351,15 @@ static int validate_config(const struct devrt_launch_config *config)
                               "grid and block sizes must be at least 1 in every dimension");
     if ((uint64_t)config->block[0] * config->block[1] * config->block[2] > 1024)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a workgroup holds at most 1024 workitems");
+    /* Past it devrt_grid_size, a uint32_t on every backend, would wrap. */
+    static const char axis[] = "xyz";
+    for (int d = 0; d < 3; ++d)
+        if ((uint64_t)config->grid[d] * config->block[d] > UINT32_MAX)
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "grid %c: %u workgroups of %u workitems is %llu workitems, more "
+                              "than the %u devrt_grid_size counts",
+                              axis[d], config->grid[d], config->block[d],
+                              (unsigned long long)config->grid[d] * config->block[d], UINT32_MAX);
     if ((uint64_t)config->grid[0] * config->grid[1] * config->grid[2] >> 40)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a grid holds at most 2^40 workgroups");
     return DEVRT_SUCCESS;

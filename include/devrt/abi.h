@@ -127,6 +127,6 @@ DEVRT_LAYOUT(struct devrt_library_id, magic, 0);
 DEVRT_LAYOUT(struct devrt_library_id, abi_version, 4);
 DEVRT_LAYOUT_SIZE(struct devrt_library_id, 8);
 
-_Static_assert(sizeof(void *) == 8, "devrt supports 64-bit address spaces only");
+DEVRT_STATIC_ASSERT(sizeof(void *) == 8, "devrt supports 64-bit address spaces only");
 
 #endif

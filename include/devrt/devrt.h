@@ -63,14 +63,16 @@
  * DEVRT_KERNELn(name, type1, param1, ..., typen, paramn) begins the definition of a kernel
  * of n parameters, n up to 8. The emulation build also exports the parameters' sizes
  * (struct devrt_emu_signature), so the runtime refuses arguments that do not fit the kernel
- * before it calls it; GPU code objects record their parameters themselves. DEVRT_KERNEL
- * alone is the attribute, for kernels written as plain functions, whose arguments the
- * emulation backend cannot check.
+ * before it calls it, and refers to __devrt_emu_enter, so that the image links what the
+ * runtime needs of it however little of devrt the kernel calls; GPU code objects record
+ * their parameters themselves. DEVRT_KERNEL alone is the attribute, for kernels written as
+ * plain functions, whose arguments the emulation backend cannot check.
  */
 #if defined(DEVRT_TARGET_EMU)
 #define DEVRT_KERNEL_SIGNATURE(name, count, ...)                                                   \
     __attribute__((visibility("default")))                                                         \
-    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};
+    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};            \
+    __attribute__((used)) static devrt_emu_enter_fn *const __devrt_enter_##name = __devrt_emu_enter;
 #else
 #define DEVRT_KERNEL_SIGNATURE(name, count, ...)
 #endif

@@ -55,5 +55,7 @@ struct devrt_emu_signature {
 /* Exported by every emulation image: binds the calling thread to a lane. */
 #define DEVRT_EMU_ENTER_SYMBOL "__devrt_emu_enter"
 typedef void devrt_emu_enter_fn(struct devrt_emu_lane *lane);
+/* In libdevrt_emu; each DEVRT_KERNELn refers to it, so that every kernel image links it. */
+__attribute__((visibility("default"))) devrt_emu_enter_fn __devrt_emu_enter;
 
 #endif

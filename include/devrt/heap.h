@@ -53,7 +53,8 @@ struct devrt_heap_class {
 #define DEVRT_HEAP_SHARDS 16u
 
 struct devrt_heap_shard {
-    _Alignas(128) uint64_t current[DEVRT_HEAP_CLASS_COUNT]; /* the slab each class allocates from */
+    DEVRT_ALIGNAS(128)
+    uint64_t current[DEVRT_HEAP_CLASS_COUNT];    /* the slab each class allocates from */
     uint32_t grow_lock[DEVRT_HEAP_CLASS_COUNT];  /* one wave at a time finds a class a slab */
     uint32_t cursor[DEVRT_HEAP_CLASS_COUNT + 1]; /* where the next search of slabs starts, per
                                                     class and (last) for large blocks */

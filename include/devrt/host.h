@@ -68,11 +68,34 @@ struct devrt_arg {
     } value;
 };
 
+#ifdef __cplusplus
+/* C++ has neither compound literals nor (before C++20) designated initializers. */
+#define DEVRT_ARG_OF(name, kind, member, ctype)                                                    \
+    static inline struct devrt_arg name(ctype v)                                                   \
+    {                                                                                              \
+        struct devrt_arg arg = {};                                                                 \
+        arg.type = kind;                                                                           \
+        arg.value.member = v;                                                                      \
+        return arg;                                                                                \
+    }
+DEVRT_ARG_OF(devrt_arg_of_pointer, DEVRT_ARG_POINTER, pointer, void *)
+DEVRT_ARG_OF(devrt_arg_of_i32, DEVRT_ARG_I32, i32, int32_t)
+DEVRT_ARG_OF(devrt_arg_of_u32, DEVRT_ARG_U32, u32, uint32_t)
+DEVRT_ARG_OF(devrt_arg_of_u64, DEVRT_ARG_U64, u64, uint64_t)
+DEVRT_ARG_OF(devrt_arg_of_f64, DEVRT_ARG_F64, f64, double)
+#undef DEVRT_ARG_OF
+#define DEVRT_ARG_PTR(p) devrt_arg_of_pointer((void *)(p))
+#define DEVRT_ARG_INT(v) devrt_arg_of_i32(v)
+#define DEVRT_ARG_UINT(v) devrt_arg_of_u32(v)
+#define DEVRT_ARG_U64(v) devrt_arg_of_u64(v)
+#define DEVRT_ARG_DOUBLE(v) devrt_arg_of_f64(v)
+#else
 #define DEVRT_ARG_PTR(p) ((struct devrt_arg){DEVRT_ARG_POINTER, {.pointer = (void *)(p)}})
 #define DEVRT_ARG_INT(v) ((struct devrt_arg){DEVRT_ARG_I32, {.i32 = (v)}})
 #define DEVRT_ARG_UINT(v) ((struct devrt_arg){DEVRT_ARG_U32, {.u32 = (v)}})
 #define DEVRT_ARG_U64(v) ((struct devrt_arg){DEVRT_ARG_U64, {.u64 = (v)}})
 #define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){DEVRT_ARG_F64, {.f64 = (v)}})
+#endif
 
 /*
  * grid counts workgroups and block counts workitems per workgroup, in each dimension.

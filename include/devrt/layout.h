@@ -8,8 +8,17 @@
 #ifndef DEVRT_LAYOUT_H
 #define DEVRT_LAYOUT_H
 
+/* The headers are C17; C++ programs include them too, and spell these two differently. */
+#ifdef __cplusplus
+#define DEVRT_STATIC_ASSERT(condition, message) static_assert(condition, message)
+#define DEVRT_ALIGNAS(bytes) alignas(bytes)
+#else
+#define DEVRT_STATIC_ASSERT(condition, message) _Static_assert(condition, message)
+#define DEVRT_ALIGNAS(bytes) _Alignas(bytes)
+#endif
+
 #define DEVRT_LAYOUT(type, field, offset)                                                          \
-    _Static_assert(__builtin_offsetof(type, field) == (offset), #type "." #field " moved")
-#define DEVRT_LAYOUT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " resized")
+    DEVRT_STATIC_ASSERT(__builtin_offsetof(type, field) == (offset), #type "." #field " moved")
+#define DEVRT_LAYOUT_SIZE(type, size) DEVRT_STATIC_ASSERT(sizeof(type) == (size), #type " resized")
 
 #endif

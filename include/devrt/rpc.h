@@ -185,7 +185,8 @@ static inline uint32_t devrt_rpc_flip(enum devrt_rpc_side side, uint32_t inbox, 
 /* The port state word a holder leaves when it gives the port up (LOCKED clear). */
 static inline uint32_t devrt_rpc_port_state_of(uint32_t outbox, bool settled)
 {
-    return (outbox ? DEVRT_RPC_PORT_OUTBOX : 0u) | (settled ? DEVRT_RPC_PORT_SETTLED : 0u);
+    return (outbox ? (uint32_t)DEVRT_RPC_PORT_OUTBOX : 0u) |
+           (settled ? (uint32_t)DEVRT_RPC_PORT_SETTLED : 0u);
 }
 
 /* Whether a wave held the port when the state word was read (a try to lock it lost). */
@@ -209,7 +210,7 @@ static inline bool devrt_rpc_port_state_settled(uint32_t state)
 /* The echo's checksum of a message (FNV-1a, 64 bits): the server's reply, the tests' check. */
 static inline uint64_t devrt_rpc_checksum(const void *data, size_t size)
 {
-    const uint8_t *bytes = data;
+    const uint8_t *bytes = (const uint8_t *)data;
     uint64_t hash = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < size; ++i)
         hash = (hash ^ bytes[i]) * 0x100000001b3ull;

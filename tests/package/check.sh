@@ -10,6 +10,9 @@
 #   check.sh cpack         BUILD WORK   make the .tar.gz and the .deb in WORK/packages
 #   check.sh deb-contents  WORK         the .deb holds what the package promises
 #   check.sh deb-unpack    WORK         unpack the .deb into WORK/debroot
+#   check.sh headers       WORK PREFIX  each installed header alone compiles as C17 and as
+#                                       C++17 (g++ -Wall -Wextra -pedantic -Werror), and
+#                                       host.h's argument macros work in both
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -79,8 +82,48 @@ deb-unpack)
     rm -rf "$2/debroot"
     dpkg-deb -x "$(ls "$2"/packages/*.deb)" "$2/debroot"
     ;;
+headers)
+    [[ $# -eq 3 ]] || exit 2
+    work=$2/headers-$(basename "$(dirname "$3")")-$(basename "$3")
+    rm -rf "$work"
+    mkdir -p "$work"
+    flags=(-Wall -Wextra -pedantic -Werror -I"$3/include" -c -o "$work/t.o")
+    status=0
+    for header in "$3"/include/devrt/*.h; do
+        name=devrt/$(basename "$header")
+        printf '#include <%s>\ntypedef int not_empty; /* C refuses an empty file */\n' "$name" >"$work/t.c"
+        cc -std=c17 "${flags[@]}" "$work/t.c" || { echo "$name: not C17"; status=1; }
+        # heap.h's slab ends in a flexible array member, which C++ lacks; only the device
+        # library and the runtime read it.
+        [[ $name == devrt/heap.h ]] && continue
+        cp "$work/t.c" "$work/t.cpp"
+        c++ -std=c++17 "${flags[@]}" "$work/t.cpp" || { echo "$name: not C++17"; status=1; }
+    done
+    # host.h's argument macros, in a program of each language, give the values they name.
+    cat >"$work/args.c" <<'EOF'
+#include <devrt/host.h>
+int main(void)
+{
+    int x = 0;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&x), DEVRT_ARG_INT(-1), DEVRT_ARG_UINT(2u),
+                               DEVRT_ARG_U64(1ull << 40), DEVRT_ARG_DOUBLE(0.5)};
+    return !(args[0].type == DEVRT_ARG_POINTER && args[0].value.pointer == (void *)&x &&
+             args[1].type == DEVRT_ARG_I32 && args[1].value.i32 == -1 &&
+             args[2].type == DEVRT_ARG_U32 && args[2].value.u32 == 2u &&
+             args[3].type == DEVRT_ARG_U64 && args[3].value.u64 == 1ull << 40 &&
+             args[4].type == DEVRT_ARG_F64 && args[4].value.f64 == 0.5);
+}
+EOF
+    cp "$work/args.c" "$work/args.cpp"
+    flags=(-Wall -Wextra -pedantic -Werror -I"$3/include")
+    { cc -std=c17 "${flags[@]}" "$work/args.c" -o "$work/args-c" && "$work/args-c"; } ||
+        { echo "host.h's argument macros: wrong in C17"; status=1; }
+    { c++ -std=c++17 "${flags[@]}" "$work/args.cpp" -o "$work/args-cpp" && "$work/args-cpp"; } ||
+        { echo "host.h's argument macros: wrong in C++17"; status=1; }
+    [[ $status -eq 0 ]] || fail "headers under $3/include do not compile alone"
+    ;;
 *)
-    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack ..." >&2
+    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers ..." >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Runs a document's commands as a user types them, against an installed prefix.
 
-Takes the ```sh blocks of a Markdown file (README.md, docs/*.md) after its "## Installing"
-heading, but for that section's own block, which builds and installs (the package tests
-have done that already), runs them in one bash session in a
-scratch directory holding a copy of examples/, with PREFIX and PATH pointing at the
+Takes the ```sh blocks of a Markdown file (README.md, docs/*.md) after a heading
+("## Installing" unless --from names another), but for the first --skip of them (1: that
+section's own block, which builds and installs, as the package tests have done already),
+runs them in one bash session in a scratch directory holding a copy of examples/, with PREFIX and PATH pointing at the
 prefix, and compares each command's exit status with the expected list. Exit status: 0 as
 expected, 1 not (each command, its status and its output shown), 2 usage.
 """
@@ -16,12 +16,13 @@ import subprocess
 import sys
 
 
-def commands(doc):
+def commands(doc, heading, skip):
     text = open(doc, encoding="utf-8").read()
-    start = text.index("## Installing")
-    blocks = re.findall(r"```sh\n(.*?)```", text[start:], re.S)[1:]
-    return [line for block in blocks for line in block.splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    start = text.index(heading)
+    blocks = re.findall(r"```sh\n(.*?)```", text[start:], re.S)[skip:]
+    # A line ending in a backslash goes on in the next, as in the shell.
+    lines = [line for block in blocks for line in block.replace("\\\n", "").splitlines()]
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def main():
@@ -30,10 +31,14 @@ def main():
     parser.add_argument("--source", required=True, help="the source tree (for examples/)")
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--from", dest="heading", default="## Installing",
+                        help="the heading whose section and those after it hold the commands")
+    parser.add_argument("--skip", type=int, default=1,
+                        help="blocks to leave out first (1: Installing's own, which builds)")
     parser.add_argument("--expect", required=True,
                         help="comma-separated exit statuses, one per command; 1/2 accepts either")
     args = parser.parse_args()
-    lines = commands(args.doc)
+    lines = commands(args.doc, args.heading, args.skip)
     expected = [{int(s) for s in x.split("/")} for x in args.expect.split(",")]
 
     shutil.rmtree(args.work, ignore_errors=True)
