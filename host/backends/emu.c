@@ -509,6 +509,8 @@ static void close_gathering(struct emu_wave *wave, struct emu_gathering **link)
     struct emu_gathering *gathering = *link;
     *link = gathering->next;
     gathering->closed = true;
+    /* Let go, not held: until each wakes, a wave-mate's next gathering must wait for it. */
+    wave->waiting &= ~gathering->present;
     for (uint64_t lanes = gathering->present; lanes; lanes &= lanes - 1)
         pthread_cond_signal(&wave->lane[__builtin_ctzll(lanes)]->woken);
 }

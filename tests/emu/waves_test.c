@@ -13,6 +13,8 @@
  *   lockstep_correct   the same kernel taking the mask once passes the same launches
  *   raise_mid_collective  a lane raises between collectives over its wave's mask: the
  *                      others go on without it, the report arrives, nothing hangs
+ *   back_to_back       converged code under the converged schedule: a ballot and the
+ *                      active mask right after it name the whole wave, in every launch
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -261,6 +263,36 @@ static void test_raise_mid_collective(uint32_t wave)
     close_device();
 }
 
+/*
+ * The lanes a gathering let go are no longer held: before, the first of them to wake met
+ * the others at its next operation as if they were held elsewhere, and closed it alone.
+ */
+static void test_back_to_back(uint32_t wave)
+{
+    const uint32_t block = 2 * wave, launches = 50;
+    if (open_device(wave, DEVRT_EMU_SCHEDULE_CONVERGED))
+        exit(1);
+    uint32_t *out = devrt_mem_alloc(device, block * sizeof *out);
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(wave)};
+    struct devrt_launch_config config = grid1(1, block);
+    uint32_t bad_launches = 0;
+    for (uint32_t launch = 0; launch < launches; ++launch) {
+        memset(out, 0, block * sizeof *out);
+        CHECK(devrt_launch(module, "back_to_back", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
+              devrt_last_error());
+        uint32_t wrong = 0;
+        for (uint32_t i = 0; i < block; ++i)
+            wrong += out[i] != 1;
+        bad_launches += wrong != 0;
+    }
+    printf("wave %u: %u of %u launches had a lane whose ballot and active mask were not its "
+           "whole wave\n",
+           wave, bad_launches, launches);
+    CHECK(bad_launches == 0, "%u launches split a converged wave", bad_launches);
+    devrt_mem_free(device, out);
+    close_device();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -280,6 +312,8 @@ int main(int argc, char **argv)
         test_lockstep_correct();
     } else if (!strcmp(test, "raise_mid_collective")) {
         test_raise_mid_collective(wave);
+    } else if (!strcmp(test, "back_to_back")) {
+        test_back_to_back(wave);
     } else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

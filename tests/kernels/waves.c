@@ -45,6 +45,18 @@ DEVRT_KERNEL4(take_slots, uint32_t *, counter, uint32_t *, slots, uint32_t, coun
 }
 
 /*
+ * Converged code, through the public API: each lane takes a ballot, then the active mask
+ * right after it. out[lane]: the two masks agreed and named the whole wave (1), or not (0).
+ */
+DEVRT_KERNEL2(back_to_back, uint32_t *, out, uint32_t, wave)
+{
+    uint64_t ballot = devrt_ballot(true);
+    uint64_t active = devrt_active_mask();
+    uint64_t whole = wave == 64 ? ~0ull : (1ull << wave) - 1;
+    out[devrt_global_id(DEVRT_X)] = ballot == active && active == whole;
+}
+
+/*
  * The lanes of a wave run collectives over one mask; lane `victim` raises between two of
  * them. The others must go on without it: seen[lane] = their ballot after the raise, which
  * names every lane but the victim, first[lane] = the lowest of them, and their printf
