@@ -65,8 +65,11 @@ class Toolchain:
         elif path == "lto":
             bc = stem + ".bc"
             self.run(self.tool("clang"), *cflags, "-flto", "-c", source, "-o", bc)
+            # LLVM 19's LTO pipeline leaves out the AMDGPU attributor, without which every
+            # kernel asks for all of ROCm's hidden arguments (README, the LTO command).
             self.run(self.tool("clang"), "-target", "amdgcn-amd-amdhsa", "-nogpulib",
                      f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode,
+                     "-Xlinker", "--lto-newpm-passes=lto<O2>,amdgpu-attributor",
                      "-Wl,--no-undefined", "-o", code_object)
             return code_object
         else:
