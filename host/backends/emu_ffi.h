@@ -21,6 +21,10 @@ static inline ffi_type *devrt_emu_ffi_type(enum devrt_arg_type type)
     case DEVRT_ARG_U64: return &ffi_type_uint64;
     case DEVRT_ARG_F32: return &ffi_type_float;
     case DEVRT_ARG_F64: return &ffi_type_double;
+    case DEVRT_ARG_I8: return &ffi_type_sint8;
+    case DEVRT_ARG_U8: return &ffi_type_uint8;
+    case DEVRT_ARG_I16: return &ffi_type_sint16;
+    case DEVRT_ARG_U16: return &ffi_type_uint16;
     }
     return NULL;
 }

@@ -15,13 +15,26 @@
 
 size_t devrt_arg_size(enum devrt_arg_type type)
 {
-    return type == DEVRT_ARG_I32 || type == DEVRT_ARG_U32 || type == DEVRT_ARG_F32 ? 4 : 8;
+    switch (type) {
+    case DEVRT_ARG_I8:
+    case DEVRT_ARG_U8: return 1;
+    case DEVRT_ARG_I16:
+    case DEVRT_ARG_U16: return 2;
+    case DEVRT_ARG_I32:
+    case DEVRT_ARG_U32:
+    case DEVRT_ARG_F32: return 4;
+    default: return 8;
+    }
 }
 
 static const char *arg_type_name(enum devrt_arg_type type)
 {
     switch (type) {
     case DEVRT_ARG_POINTER: return "pointer";
+    case DEVRT_ARG_I8: return "i8";
+    case DEVRT_ARG_U8: return "u8";
+    case DEVRT_ARG_I16: return "i16";
+    case DEVRT_ARG_U16: return "u16";
     case DEVRT_ARG_I32: return "i32";
     case DEVRT_ARG_U32: return "u32";
     case DEVRT_ARG_I64: return "i64";

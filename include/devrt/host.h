@@ -52,7 +52,12 @@ enum devrt_arg_type {
     DEVRT_ARG_I64,
     DEVRT_ARG_U64,
     DEVRT_ARG_F32,
-    DEVRT_ARG_F64
+    DEVRT_ARG_F64,
+    /* Added later, so the values above stay what they were. */
+    DEVRT_ARG_I8,
+    DEVRT_ARG_U8,
+    DEVRT_ARG_I16,
+    DEVRT_ARG_U16
 };
 
 struct devrt_arg {
@@ -65,6 +70,10 @@ struct devrt_arg {
         uint64_t u64;
         float f32;
         double f64;
+        int8_t i8;
+        uint8_t u8;
+        int16_t i16;
+        uint16_t u16;
     } value;
 };
 
@@ -81,20 +90,38 @@ struct devrt_arg {
 DEVRT_ARG_OF(devrt_arg_of_pointer, DEVRT_ARG_POINTER, pointer, void *)
 DEVRT_ARG_OF(devrt_arg_of_i32, DEVRT_ARG_I32, i32, int32_t)
 DEVRT_ARG_OF(devrt_arg_of_u32, DEVRT_ARG_U32, u32, uint32_t)
+DEVRT_ARG_OF(devrt_arg_of_i64, DEVRT_ARG_I64, i64, int64_t)
 DEVRT_ARG_OF(devrt_arg_of_u64, DEVRT_ARG_U64, u64, uint64_t)
+DEVRT_ARG_OF(devrt_arg_of_f32, DEVRT_ARG_F32, f32, float)
 DEVRT_ARG_OF(devrt_arg_of_f64, DEVRT_ARG_F64, f64, double)
+DEVRT_ARG_OF(devrt_arg_of_i8, DEVRT_ARG_I8, i8, int8_t)
+DEVRT_ARG_OF(devrt_arg_of_u8, DEVRT_ARG_U8, u8, uint8_t)
+DEVRT_ARG_OF(devrt_arg_of_i16, DEVRT_ARG_I16, i16, int16_t)
+DEVRT_ARG_OF(devrt_arg_of_u16, DEVRT_ARG_U16, u16, uint16_t)
 #undef DEVRT_ARG_OF
 #define DEVRT_ARG_PTR(p) devrt_arg_of_pointer((void *)(p))
 #define DEVRT_ARG_INT(v) devrt_arg_of_i32(v)
 #define DEVRT_ARG_UINT(v) devrt_arg_of_u32(v)
+#define DEVRT_ARG_I64(v) devrt_arg_of_i64(v)
 #define DEVRT_ARG_U64(v) devrt_arg_of_u64(v)
+#define DEVRT_ARG_FLOAT(v) devrt_arg_of_f32(v)
 #define DEVRT_ARG_DOUBLE(v) devrt_arg_of_f64(v)
+#define DEVRT_ARG_I8(v) devrt_arg_of_i8(v)
+#define DEVRT_ARG_U8(v) devrt_arg_of_u8(v)
+#define DEVRT_ARG_I16(v) devrt_arg_of_i16(v)
+#define DEVRT_ARG_U16(v) devrt_arg_of_u16(v)
 #else
 #define DEVRT_ARG_PTR(p) ((struct devrt_arg){DEVRT_ARG_POINTER, {.pointer = (void *)(p)}})
 #define DEVRT_ARG_INT(v) ((struct devrt_arg){DEVRT_ARG_I32, {.i32 = (v)}})
 #define DEVRT_ARG_UINT(v) ((struct devrt_arg){DEVRT_ARG_U32, {.u32 = (v)}})
+#define DEVRT_ARG_I64(v) ((struct devrt_arg){DEVRT_ARG_I64, {.i64 = (v)}})
 #define DEVRT_ARG_U64(v) ((struct devrt_arg){DEVRT_ARG_U64, {.u64 = (v)}})
+#define DEVRT_ARG_FLOAT(v) ((struct devrt_arg){DEVRT_ARG_F32, {.f32 = (v)}})
 #define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){DEVRT_ARG_F64, {.f64 = (v)}})
+#define DEVRT_ARG_I8(v) ((struct devrt_arg){DEVRT_ARG_I8, {.i8 = (v)}})
+#define DEVRT_ARG_U8(v) ((struct devrt_arg){DEVRT_ARG_U8, {.u8 = (v)}})
+#define DEVRT_ARG_I16(v) ((struct devrt_arg){DEVRT_ARG_I16, {.i16 = (v)}})
+#define DEVRT_ARG_U16(v) ((struct devrt_arg){DEVRT_ARG_U16, {.u16 = (v)}})
 #endif
 
 /*

@@ -106,12 +106,21 @@ int main(void)
 {
     int x = 0;
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&x), DEVRT_ARG_INT(-1), DEVRT_ARG_UINT(2u),
-                               DEVRT_ARG_U64(1ull << 40), DEVRT_ARG_DOUBLE(0.5)};
+                               DEVRT_ARG_U64(1ull << 40), DEVRT_ARG_DOUBLE(0.5),
+                               DEVRT_ARG_I64(-(1ll << 40)), DEVRT_ARG_FLOAT(0.25f),
+                               DEVRT_ARG_I8(-3), DEVRT_ARG_U8(200), DEVRT_ARG_I16(-300),
+                               DEVRT_ARG_U16(60000)};
     return !(args[0].type == DEVRT_ARG_POINTER && args[0].value.pointer == (void *)&x &&
              args[1].type == DEVRT_ARG_I32 && args[1].value.i32 == -1 &&
              args[2].type == DEVRT_ARG_U32 && args[2].value.u32 == 2u &&
              args[3].type == DEVRT_ARG_U64 && args[3].value.u64 == 1ull << 40 &&
-             args[4].type == DEVRT_ARG_F64 && args[4].value.f64 == 0.5);
+             args[4].type == DEVRT_ARG_F64 && args[4].value.f64 == 0.5 &&
+             args[5].type == DEVRT_ARG_I64 && args[5].value.i64 == -(1ll << 40) &&
+             args[6].type == DEVRT_ARG_F32 && args[6].value.f32 == 0.25f &&
+             args[7].type == DEVRT_ARG_I8 && args[7].value.i8 == -3 &&
+             args[8].type == DEVRT_ARG_U8 && args[8].value.u8 == 200 &&
+             args[9].type == DEVRT_ARG_I16 && args[9].value.i16 == -300 &&
+             args[10].type == DEVRT_ARG_U16 && args[10].value.u16 == 60000);
 }
 EOF
     cp "$work/args.c" "$work/args.cpp"

@@ -39,9 +39,10 @@ static const char usage[] =
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
     "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
-    "  ARG is TYPE:VALUE with TYPE one of i32 u32 i64 u64 f32 f64, or buf:BYTES for a\n"
-    "  zeroed buffer the kernel and the host share. Arguments that do not fit the kernel's\n"
-    "  parameters, where the image records them, are refused before the kernel runs.\n"
+    "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64, or\n"
+    "  buf:BYTES for a zeroed buffer the kernel and the host share. Arguments that do not\n"
+    "  fit the kernel's parameters, where the image records them, are refused before the\n"
+    "  kernel runs.\n"
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
@@ -75,6 +76,33 @@ static int parse_dims(const char *text, uint32_t dims[3])
     return -1;
 }
 
+/* The integer types a kernel argument may have, by their names on the command line. */
+static const struct int_type {
+    const char *name;
+    enum devrt_arg_type type;
+    long long min;
+    unsigned long long max;
+} int_types[] = {
+    {"i8", DEVRT_ARG_I8, INT8_MIN, INT8_MAX},     {"u8", DEVRT_ARG_U8, 0, UINT8_MAX},
+    {"i16", DEVRT_ARG_I16, INT16_MIN, INT16_MAX}, {"u16", DEVRT_ARG_U16, 0, UINT16_MAX},
+    {"i32", DEVRT_ARG_I32, INT32_MIN, INT32_MAX}, {"u32", DEVRT_ARG_U32, 0, UINT32_MAX},
+    {"i64", DEVRT_ARG_I64, INT64_MIN, INT64_MAX}, {"u64", DEVRT_ARG_U64, 0, UINT64_MAX},
+};
+
+/* VALUE, in range for ARG's integer type, into its member of the union. */
+static void store_int(struct devrt_arg *arg, uint64_t value)
+{
+    switch (arg->type) {
+    case DEVRT_ARG_I8: arg->value.i8 = (int8_t)value; break;
+    case DEVRT_ARG_U8: arg->value.u8 = (uint8_t)value; break;
+    case DEVRT_ARG_I16: arg->value.i16 = (int16_t)value; break;
+    case DEVRT_ARG_U16: arg->value.u16 = (uint16_t)value; break;
+    case DEVRT_ARG_I32: arg->value.i32 = (int32_t)value; break;
+    case DEVRT_ARG_U32: arg->value.u32 = (uint32_t)value; break;
+    default: arg->value.u64 = value; break;
+    }
+}
+
 /* A buffer argument's pointer is left NULL and its size kept in *buffer: no device yet. */
 static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
 {
@@ -97,33 +125,32 @@ static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
     if (kind == 3 && !strncmp(text, "f32", 3)) {
         arg->type = DEVRT_ARG_F32;
         arg->value.f32 = strtof(value, &end);
-    } else if (kind == 3 && !strncmp(text, "f64", 3)) {
+        return *end || errno ? -1 : 0;
+    }
+    if (kind == 3 && !strncmp(text, "f64", 3)) {
         arg->type = DEVRT_ARG_F64;
         arg->value.f64 = strtod(value, &end);
-    } else if (kind == 3 && !strncmp(text, "i32", 3)) {
-        arg->type = DEVRT_ARG_I32;
-        long v = strtol(value, &end, 0);
-        if (v < INT32_MIN || v > INT32_MAX)
-            return -1;
-        arg->value.i32 = (int32_t)v;
-    } else if (kind == 3 && !strncmp(text, "u32", 3)) {
-        arg->type = DEVRT_ARG_U32;
-        unsigned long v = strtoul(value, &end, 0);
-        if (v > UINT32_MAX || *value == '-')
-            return -1;
-        arg->value.u32 = (uint32_t)v;
-    } else if (kind == 3 && !strncmp(text, "i64", 3)) {
-        arg->type = DEVRT_ARG_I64;
-        arg->value.i64 = strtoll(value, &end, 0);
-    } else if (kind == 3 && !strncmp(text, "u64", 3)) {
-        arg->type = DEVRT_ARG_U64;
-        arg->value.u64 = strtoull(value, &end, 0);
-        if (*value == '-')
-            return -1;
-    } else {
-        return -1;
+        return *end || errno ? -1 : 0;
     }
-    return *end || errno ? -1 : 0;
+    for (size_t i = 0; i < sizeof int_types / sizeof int_types[0]; ++i) {
+        const struct int_type *t = &int_types[i];
+        if (kind != strlen(t->name) || strncmp(text, t->name, kind))
+            continue;
+        arg->type = t->type;
+        if (t->min < 0) {
+            long long v = strtoll(value, &end, 0);
+            if (*end || errno || v < t->min || v > (long long)t->max)
+                return -1;
+            store_int(arg, (uint64_t)v);
+        } else {
+            unsigned long long v = strtoull(value, &end, 0);
+            if (*end || errno || v > t->max || *value == '-')
+                return -1;
+            store_int(arg, v);
+        }
+        return 0;
+    }
+    return -1;
 }
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -153,7 +180,8 @@ static uint64_t load(const unsigned char *p, uint32_t size)
 
 static const char *type_name(enum devrt_arg_type type)
 {
-    static const char *const names[] = {"buf", "i32", "u32", "i64", "u64", "f32", "f64"};
+    static const char *const names[] = {"buf", "i32", "u32", "i64", "u64", "f32",
+                                        "f64", "i8",  "u8",  "i16", "u16"};
     return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 
@@ -166,6 +194,10 @@ static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text,
     case DEVRT_ARG_F64: snprintf(text, size, "f64:%g", arg->value.f64); break;
     case DEVRT_ARG_I32: snprintf(text, size, "i32:%d", arg->value.i32); break;
     case DEVRT_ARG_I64: snprintf(text, size, "i64:%lld", (long long)arg->value.i64); break;
+    case DEVRT_ARG_I8: snprintf(text, size, "i8:%d", arg->value.i8); break;
+    case DEVRT_ARG_U8: snprintf(text, size, "u8:%u", arg->value.u8); break;
+    case DEVRT_ARG_I16: snprintf(text, size, "i16:%d", arg->value.i16); break;
+    case DEVRT_ARG_U16: snprintf(text, size, "u16:%u", arg->value.u16); break;
     default:
         snprintf(text, size, "%s:%llu", type_name(arg->type), (unsigned long long)arg->value.u64);
     }
