@@ -49,14 +49,21 @@
 #define DEVRT_DEVICE_VARIABLE
 #endif
 
-#if defined(DEVRT_TARGET_AMDGCN)
-#define DEVRT_KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
-#elif defined(DEVRT_TARGET_NVPTX)
-#define DEVRT_KERNEL __attribute__((nvptx_kernel, visibility("default")))
-#elif defined(DEVRT_TARGET_EMU)
-#define DEVRT_KERNEL __attribute__((visibility("default")))
+/* Kernels are found by their names: C++ must not mangle them. */
+#ifdef __cplusplus
+#define DEVRT_EXTERN_C extern "C"
 #else
-#define DEVRT_KERNEL
+#define DEVRT_EXTERN_C
+#endif
+
+#if defined(DEVRT_TARGET_AMDGCN)
+#define DEVRT_KERNEL DEVRT_EXTERN_C __attribute__((amdgpu_kernel, visibility("protected")))
+#elif defined(DEVRT_TARGET_NVPTX)
+#define DEVRT_KERNEL DEVRT_EXTERN_C __attribute__((nvptx_kernel, visibility("default")))
+#elif defined(DEVRT_TARGET_EMU)
+#define DEVRT_KERNEL DEVRT_EXTERN_C __attribute__((visibility("default")))
+#else
+#define DEVRT_KERNEL DEVRT_EXTERN_C
 #endif
 
 /*
@@ -70,7 +77,7 @@
  */
 #if defined(DEVRT_TARGET_EMU)
 #define DEVRT_KERNEL_SIGNATURE(name, count, ...)                                                   \
-    __attribute__((visibility("default")))                                                         \
+    DEVRT_EXTERN_C __attribute__((visibility("default")))                                          \
     const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};            \
     __attribute__((used)) static devrt_emu_enter_fn *const __devrt_enter_##name = __devrt_emu_enter;
 #else
@@ -155,6 +162,43 @@ extern "C" {
  * Host code (the stubs) sees the plain declarations only.
  */
 #if !defined(DEVRT_TARGET_HOST) && !defined(DEVRT_NO_PRINTF_MACRO)
+#ifdef __cplusplus
+/*
+ * C++ has neither _Generic nor compound literals: overloads pick the append, and the
+ * state is a temporary, which lives to the end of the full expression, the whole call.
+ */
+#define DEVRT_PRINTF_APPEND_AS(ctype, append)                                                      \
+    static inline struct devrt_printf_state *devrt_printf_append_any(                              \
+        struct devrt_printf_state *state, ctype x)                                                 \
+    {                                                                                              \
+        return append(state, x);                                                                   \
+    }
+DEVRT_PRINTF_APPEND_AS(bool, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(char, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(signed char, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(short, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(int, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(long, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(long long, devrt_printf_append_i64)
+DEVRT_PRINTF_APPEND_AS(unsigned char, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(unsigned short, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(unsigned int, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(unsigned long, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(unsigned long long, devrt_printf_append_u64)
+DEVRT_PRINTF_APPEND_AS(float, devrt_printf_append_f64)
+DEVRT_PRINTF_APPEND_AS(double, devrt_printf_append_f64)
+DEVRT_PRINTF_APPEND_AS(long double, devrt_printf_append_f64)
+DEVRT_PRINTF_APPEND_AS(const char *, devrt_printf_append_str)
+DEVRT_PRINTF_APPEND_AS(const void *, devrt_printf_append_ptr)
+#undef DEVRT_PRINTF_APPEND_AS
+static inline struct devrt_printf_state *devrt_printf_state_here(struct devrt_printf_state &&state)
+{
+    return &state;
+}
+#define DEVRT_PRINTF_APPEND(state, x) devrt_printf_append_any((state), (x))
+#define DEVRT_PRINTF_BEGIN(c, f)                                                                   \
+    devrt_printf_begin(devrt_printf_state_here(devrt_printf_state{}), (c), (f))
+#else
 #define DEVRT_PRINTF_APPEND(state, x)                                                              \
     _Generic((x),                                                                                  \
         _Bool: devrt_printf_append_u64,                                                            \
@@ -175,6 +219,7 @@ extern "C" {
         char *: devrt_printf_append_str,                                                           \
         const char *: devrt_printf_append_str,                                                     \
         default: devrt_printf_append_ptr)((state), (x))
+#endif
 
 #define DEVRT_PRINTF_PICK(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15,    \
                           _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29,    \
@@ -240,7 +285,9 @@ extern "C" {
     DEVRT_PRINTF_APPLY_30(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
 #define DEVRT_PRINTF_APPLY_32(s, a, ...)                                                           \
     DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_APPEND(s, a), __VA_ARGS__)
+#ifndef __cplusplus
 #define DEVRT_PRINTF_BEGIN(c, f) devrt_printf_begin(&(struct devrt_printf_state){0}, (c), (f))
+#endif
 #define DEVRT_PRINTF_0(c, f) devrt_printf_end(DEVRT_PRINTF_BEGIN(c, f))
 #define DEVRT_PRINTF_1(c, f, ...)                                                                  \
     devrt_printf_end(DEVRT_PRINTF_APPLY_1(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))

@@ -56,6 +56,9 @@ struct devrt_emu_signature {
 #define DEVRT_EMU_ENTER_SYMBOL "__devrt_emu_enter"
 typedef void devrt_emu_enter_fn(struct devrt_emu_lane *lane);
 /* In libdevrt_emu; each DEVRT_KERNELn refers to it, so that every kernel image links it. */
-__attribute__((visibility("default"))) devrt_emu_enter_fn __devrt_emu_enter;
+#ifdef __cplusplus
+extern "C"
+#endif
+    __attribute__((visibility("default"))) devrt_emu_enter_fn __devrt_emu_enter;
 
 #endif
