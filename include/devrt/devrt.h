@@ -166,9 +166,13 @@ extern "C" {
 /*
  * C++ has neither _Generic nor compound literals: overloads pick the append, and the
  * state is a temporary, which lives to the end of the full expression, the whole call.
+ * Convergent and always inlined, as the appends they call: no pass may move them across
+ * divergent control flow. Any other pointer (to functions, to volatile data) is a pointer,
+ * as in C; nullptr is a null pointer. Scoped enums have no append: cast them.
  */
+#define DEVRT_PRINTF_WRAPPER DEVRT_DEVICE_FUNCTION __attribute__((always_inline)) static inline
 #define DEVRT_PRINTF_APPEND_AS(ctype, append)                                                      \
-    static inline struct devrt_printf_state *devrt_printf_append_any(                              \
+    DEVRT_PRINTF_WRAPPER struct devrt_printf_state *devrt_printf_append_any(                       \
         struct devrt_printf_state *state, ctype x)                                                 \
     {                                                                                              \
         return append(state, x);                                                                   \
@@ -188,13 +192,22 @@ DEVRT_PRINTF_APPEND_AS(unsigned long long, devrt_printf_append_u64)
 DEVRT_PRINTF_APPEND_AS(float, devrt_printf_append_f64)
 DEVRT_PRINTF_APPEND_AS(double, devrt_printf_append_f64)
 DEVRT_PRINTF_APPEND_AS(long double, devrt_printf_append_f64)
+DEVRT_PRINTF_APPEND_AS(char *, devrt_printf_append_str)
 DEVRT_PRINTF_APPEND_AS(const char *, devrt_printf_append_str)
-DEVRT_PRINTF_APPEND_AS(const void *, devrt_printf_append_ptr)
+DEVRT_PRINTF_APPEND_AS(decltype(nullptr), devrt_printf_append_ptr)
 #undef DEVRT_PRINTF_APPEND_AS
-static inline struct devrt_printf_state *devrt_printf_state_here(struct devrt_printf_state &&state)
+template <class T>
+DEVRT_PRINTF_WRAPPER struct devrt_printf_state *
+devrt_printf_append_any(struct devrt_printf_state *state, T *x)
+{
+    return devrt_printf_append_ptr(state, (const void *)x);
+}
+DEVRT_PRINTF_WRAPPER struct devrt_printf_state *
+devrt_printf_state_here(struct devrt_printf_state &&state)
 {
     return &state;
 }
+#undef DEVRT_PRINTF_WRAPPER
 #define DEVRT_PRINTF_APPEND(state, x) devrt_printf_append_any((state), (x))
 #define DEVRT_PRINTF_BEGIN(c, f)                                                                   \
     devrt_printf_begin(devrt_printf_state_here(devrt_printf_state{}), (c), (f))

@@ -10,6 +10,7 @@
  * With --explain it runs nothing: it prints the dispatch an amdgcn kernel would get on the
  * GPU --target names (amdgpu_dispatch.h), which needs neither a GPU nor ROCm.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -137,6 +138,8 @@ static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
         if (kind != strlen(t->name) || strncmp(text, t->name, kind))
             continue;
         arg->type = t->type;
+        if (isspace((unsigned char)*value))
+            return -1; /* strtoull would skip it, and then a minus sign */
         if (t->min < 0) {
             long long v = strtoll(value, &end, 0);
             if (*end || errno || v < t->min || v > (long long)t->max)
