@@ -532,13 +532,9 @@ static void settle(struct emu_wave *wave)
  */
 static void check_deadlock(struct emu_wave *wave, const struct emu_lane *lane)
 {
+    /* A closed gathering lets its lanes go at once: every waiting lane is in an open one. */
     if (!wave->open || (wave->live & ~wave->waiting) || wave->at_barrier)
         return;
-    uint64_t held = 0;
-    for (const struct emu_gathering *g = wave->open; g; g = g->next)
-        held |= g->present;
-    if (held != wave->live)
-        return; /* some lane has been let go and has not left yet */
     fprintf(stderr,
             "devrt emu: the lanes of a wave of workgroup (%u,%u,%u) wait for each other "
             "forever:\n",
@@ -629,7 +625,6 @@ static void emu_meet(struct devrt_emu_lane *public_lane, uint64_t mask, int pred
     while (!gathering->closed)
         pthread_cond_wait(&lane->woken, &wave->lock);
     *out = (struct devrt_emu_meeting){gathering->present, gathering->ballot, gathering->first};
-    wave->waiting &= ~bit;
     if (--gathering->readers == 0)
         free(gathering);
     pthread_mutex_unlock(&wave->lock);

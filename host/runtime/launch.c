@@ -407,9 +407,10 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     /*
      * Everything the kernel sent, its output included, is taken before anything is reported.
      * Not from a kernel that runs on: it may keep the ports busy, and the drain would never
-     * end; the server goes on serving it, and what it sent so far is flushed below.
+     * end; the server goes on serving it, and what it sent so far is flushed below. A
+     * stopped kernel was drained as soon as it ended (run_entry).
      */
-    if (!running)
+    if (!running && !stopped)
         devrt_server_drain(device, module, last, queued);
     devrt_output_flush(module);
     /*

@@ -112,6 +112,12 @@ static inline void harness_sink_append(void *context, uint32_t stream, const cha
 }
 
 /* Seconds on a monotonic clock, for benchmarks. */
+/* A one-dimensional launch of GROUPS workgroups of BLOCK workitems, no timeout. */
+static inline struct devrt_launch_config harness_grid1(uint32_t groups, uint32_t block)
+{
+    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
+}
+
 static inline double harness_seconds(void)
 {
     struct timespec t;

@@ -36,11 +36,6 @@ static devrt_device *device;
 static devrt_module *module;
 static bool on_emu;
 
-static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
-{
-    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-}
-
 static void sleep_ms(uint32_t ms)
 {
     struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -58,7 +53,7 @@ static void *launch_echo_once(void *arg)
 {
     struct echo_launch *l = arg;
     struct devrt_arg args[] = {DEVRT_ARG_PTR(l->out)};
-    struct devrt_launch_config one = grid1(1, 1);
+    struct devrt_launch_config one = harness_grid1(1, 1);
     int status = devrt_launch(module, "echo_once", &one, args, 1, NULL);
     pthread_mutex_lock(&l->lock);
     l->status = status;
@@ -144,7 +139,7 @@ static void echo_many(const char *what)
     /* fuzz_every past the grid: no fuzzing lane but workgroup 0's, which fuzzes 0 rounds. */
     struct devrt_arg args[] = {DEVRT_ARG_UINT(0), DEVRT_ARG_U64(1),      DEVRT_ARG_UINT(1000),
                                DEVRT_ARG_UINT(4), DEVRT_ARG_PTR(counts), DEVRT_ARG_UINT(0)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     int status = devrt_launch(module, "fuzz_server", &config, args, 6, NULL);
     CHECK(status == DEVRT_SUCCESS, "%s: %s", what, devrt_last_error());
     CHECK(counts[0] == 0 && counts[1] == n - block,
@@ -280,7 +275,7 @@ static bool run_flood(struct flood *f)
     double start = harness_seconds();
     struct devrt_arg args[] = {DEVRT_ARG_PTR(slices), DEVRT_ARG_UINT(f->bytes),
                                DEVRT_ARG_UINT(f->rounds), DEVRT_ARG_PTR(refused)};
-    struct devrt_launch_config config = grid1(f->lanes / 64, 64);
+    struct devrt_launch_config config = harness_grid1(f->lanes / 64, 64);
     config.timeout_ns = f->timeout_ns;
     f->status = devrt_launch(module, "flood", &config, args, 4, NULL);
     f->seconds = harness_seconds() - start;
@@ -437,7 +432,7 @@ static void test_fuzz(bool control)
     struct devrt_arg args[] = {DEVRT_ARG_UINT(rounds),     DEVRT_ARG_U64(seed),
                                DEVRT_ARG_UINT(fuzz_every), DEVRT_ARG_UINT(echo_rounds),
                                DEVRT_ARG_PTR(counts),      DEVRT_ARG_UINT(!UNDER_TSAN)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     struct devrt_launch_report report;
     double start = harness_seconds();
     int status = devrt_launch(module, "fuzz_server", &config, args, 6, &report);

@@ -21,11 +21,6 @@ struct block {
 static devrt_device *device;
 static devrt_module *module;
 
-static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
-{
-    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-}
-
 static int by_address(const void *a, const void *b)
 {
     uintptr_t x = (uintptr_t)((const struct block *)a)->ptr;
@@ -47,7 +42,7 @@ static void test_stress(uint32_t groups, uint32_t block, uint32_t per_lane, uint
     struct block *blocks = devrt_mem_alloc(device, n * sizeof *blocks);
     struct block *sorted = malloc(n * sizeof *sorted);
     uint32_t *bad = devrt_mem_alloc(device, sizeof *bad);
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     for (uint32_t round = 0; round < repeats; ++round) {
         *bad = 0;
         struct devrt_arg fill[] = {DEVRT_ARG_PTR(blocks), DEVRT_ARG_UINT(per_lane),
@@ -92,7 +87,7 @@ static void test_divergent(uint32_t groups)
 {
     uint32_t *counts = devrt_mem_alloc(device, 2 * sizeof *counts);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&counts[0]), DEVRT_ARG_PTR(&counts[1])};
-    struct devrt_launch_config config = grid1(groups, 64);
+    struct devrt_launch_config config = harness_grid1(groups, 64);
     CHECK(devrt_launch(module, "divergent", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     uint32_t expected = 0;
@@ -109,7 +104,7 @@ static void test_exhaustion(void)
     const uint32_t max = 4096;
     void **blocks = devrt_mem_alloc(device, max * sizeof *blocks);
     uint32_t *count = devrt_mem_alloc(device, sizeof *count);
-    struct devrt_launch_config one = grid1(1, 1);
+    struct devrt_launch_config one = harness_grid1(1, 1);
     uint32_t first = 0;
     for (int round = 0; round < 2; ++round) {
         struct devrt_arg args[] = {DEVRT_ARG_PTR(blocks), DEVRT_ARG_UINT(max), DEVRT_ARG_U64(8192),
@@ -213,7 +208,7 @@ static void test_full_occupancy(const char *image, enum devrt_backend backend)
     uint32_t *counts = devrt_mem_alloc(device, 2 * sizeof *counts);
     struct devrt_arg args[] = {DEVRT_ARG_UINT(count), DEVRT_ARG_UINT(size),
                                DEVRT_ARG_PTR(&counts[0]), DEVRT_ARG_PTR(&counts[1])};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     double start = harness_seconds();
     CHECK(devrt_launch(module, "hold_all", &config, args, 4, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
@@ -233,7 +228,7 @@ static void test_misuse(uint32_t how, uint32_t code, const char *message)
 {
     uint64_t *pointer = devrt_mem_alloc(device, sizeof *pointer);
     struct devrt_arg args[] = {DEVRT_ARG_UINT(how), DEVRT_ARG_PTR(pointer)};
-    struct devrt_launch_config one = grid1(1, 1);
+    struct devrt_launch_config one = harness_grid1(1, 1);
     struct devrt_launch_report report;
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "misuse", &one, args, 2, &report);

@@ -21,18 +21,13 @@ static devrt_module *module;
  */
 static bool on_emu;
 
-static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
-{
-    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-}
-
 /* Thousands of lanes, every port busy, messages from empty to many packets long. */
 static void test_echo(uint32_t groups, uint32_t block, uint32_t max_length, uint32_t rounds)
 {
     uint32_t *counts = devrt_mem_alloc(device, 2 * sizeof *counts);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&counts[0]), DEVRT_ARG_PTR(&counts[1]),
                                DEVRT_ARG_UINT(max_length), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     int status = devrt_launch(module, "echo", &config, args, 4, NULL);
     CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
     CHECK(counts[0] == 0, "%u of %u round trips came back wrong", counts[0],
@@ -57,7 +52,7 @@ static void test_hostcall(void)
           devrt_last_error());
     uint64_t *out = devrt_mem_alloc(device, n * sizeof *out);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(5)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     CHECK(devrt_launch(module, "hostcall", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     uint32_t wrong = 0;
@@ -68,7 +63,7 @@ static void test_hostcall(void)
     /* A service nobody registered is refused and reported, and the launch says so. */
     struct devrt_launch_report report;
     args[1] = DEVRT_ARG_UINT(6);
-    config = grid1(1, 1);
+    config = harness_grid1(1, 1);
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "hostcall", &config, args, 2, &report);
     CHECK(status == DEVRT_ERROR_EXCEPTION, "unregistered service: status %d", status);
@@ -107,7 +102,7 @@ static void test_copy_while_serving(void)
           devrt_last_error());
     uint64_t *out = devrt_mem_alloc(device, sizeof *out);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(7)};
-    struct devrt_launch_config config = grid1(1, 1);
+    struct devrt_launch_config config = harness_grid1(1, 1);
     CHECK(devrt_launch(module, "hostcall", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     CHECK(out[0] == 1, "a handler's read of device memory gave %llu (1: refused, 2: read)",
@@ -156,7 +151,7 @@ static void test_raise_mid_request(void)
     uint32_t *done = devrt_mem_alloc(device, sizeof *done);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(done), DEVRT_ARG_U64(n / 2 + 5),
                                DEVRT_ARG_UINT(on_emu ? 5 : 20)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     struct devrt_launch_report report;
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "raise_mid_request", &config, args, 3, &report);
@@ -180,7 +175,7 @@ static void test_raise_holding_port(void)
 {
     uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
     struct devrt_arg count_args[] = {DEVRT_ARG_PTR(out)};
-    struct devrt_launch_config one = grid1(1, 1);
+    struct devrt_launch_config one = harness_grid1(1, 1);
     CHECK(devrt_launch(module, "count_locked_ports", &one, count_args, 1, NULL) == DEVRT_SUCCESS,
           "%s", devrt_last_error());
     uint32_t ports = out[1];
@@ -211,7 +206,7 @@ static void test_raise_holding_port(void)
 static void raise_with_string(uint64_t message, struct devrt_launch_report *report)
 {
     struct devrt_arg args[] = {DEVRT_ARG_U64(message)};
-    struct devrt_launch_config one = grid1(1, 1);
+    struct devrt_launch_config one = harness_grid1(1, 1);
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "raise_with_string", &one, args, 1, report);
     CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d: %s", status, devrt_last_error());
@@ -250,7 +245,7 @@ static void test_barrier(void)
     uint32_t *slots = devrt_mem_alloc(device, n * sizeof *slots);
     uint32_t *sums = devrt_mem_alloc(device, n * sizeof *sums);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(slots), DEVRT_ARG_PTR(sums)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     CHECK(devrt_launch(module, "barrier_sum", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     uint32_t wrong = 0;
@@ -268,7 +263,7 @@ static void test_divergent(void)
     uint64_t *out = devrt_mem_alloc(device, n * sizeof *out);
     uint32_t *failures = devrt_mem_alloc(device, sizeof *failures);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_PTR(failures), DEVRT_ARG_UINT(rounds)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     CHECK(devrt_launch(module, "divergent_echo", &config, args, 3, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
     CHECK(*failures == 0, "%u echoes came back wrong", *failures);
@@ -310,7 +305,7 @@ static void test_rogue(uint32_t kind, const char *expected)
     uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
     struct devrt_arg args[] = {DEVRT_ARG_UINT(kind), DEVRT_ARG_PTR(&out[0]),
                                DEVRT_ARG_PTR(&out[1])};
-    struct devrt_launch_config config = grid1(1, 1);
+    struct devrt_launch_config config = harness_grid1(1, 1);
     struct devrt_launch_report report;
     devrt_module_set_report_file(module, NULL);
     int status = devrt_launch(module, "rogue", &config, args, 3, &report);

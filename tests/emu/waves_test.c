@@ -66,11 +66,6 @@ static uint64_t atomics(void)
     return n;
 }
 
-static struct devrt_launch_config grid1(uint32_t groups, uint32_t block)
-{
-    return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-}
-
 /* Atomics of one 64-lane workgroup's devrt_malloc, once the slabs exist. */
 static uint64_t malloc_atomics(uint32_t wave)
 {
@@ -78,7 +73,7 @@ static uint64_t malloc_atomics(uint32_t wave)
         exit(1);
     uint32_t *failures = devrt_mem_alloc(device, sizeof *failures);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(failures)};
-    struct devrt_launch_config config = grid1(1, 64);
+    struct devrt_launch_config config = harness_grid1(1, 64);
     uint64_t before = 0;
     for (int launch = 0; launch < 2; ++launch) {
         before = atomics();
@@ -149,7 +144,7 @@ static uint64_t printf_requests(uint32_t wave)
         exit(1);
     devrt_module_set_output_callback(module, on_output, NULL);
     output.count = output.bad = 0;
-    struct devrt_launch_config config = grid1(1, 64);
+    struct devrt_launch_config config = harness_grid1(1, 64);
     uint64_t before = atomics();
     CHECK(devrt_launch(module, "hello", &config, NULL, 0, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
@@ -182,7 +177,7 @@ static uint32_t lockstep(uint32_t reread)
     uint32_t *slots = devrt_mem_alloc(device, n * sizeof *slots);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(counter), DEVRT_ARG_PTR(slots), DEVRT_ARG_UINT(n),
                                DEVRT_ARG_UINT(reread)};
-    struct devrt_launch_config config = grid1(groups, block);
+    struct devrt_launch_config config = harness_grid1(groups, block);
     uint32_t caught = 0;
     for (uint32_t launch = 1; launch <= LOCKSTEP_LAUNCHES && !caught; ++launch) {
         *counter = 0;
@@ -235,7 +230,7 @@ static void test_raise_mid_collective(uint32_t wave)
     uint32_t *done = devrt_mem_alloc(device, sizeof *done);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(seen), DEVRT_ARG_PTR(first), DEVRT_ARG_PTR(done),
                                DEVRT_ARG_UINT(victim)};
-    struct devrt_launch_config config = grid1(1, block);
+    struct devrt_launch_config config = harness_grid1(1, block);
     struct devrt_launch_report report;
     int status = devrt_launch(module, "raise_mid_collective", &config, args, 4, &report);
     CHECK(status == DEVRT_ERROR_EXCEPTION, "status %d: %s", status, devrt_last_error());
@@ -274,7 +269,7 @@ static void test_back_to_back(uint32_t wave)
         exit(1);
     uint32_t *out = devrt_mem_alloc(device, block * sizeof *out);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(wave)};
-    struct devrt_launch_config config = grid1(1, block);
+    struct devrt_launch_config config = harness_grid1(1, block);
     uint32_t bad_launches = 0;
     for (uint32_t launch = 0; launch < launches; ++launch) {
         memset(out, 0, block * sizeof *out);

@@ -183,9 +183,10 @@ static uint64_t load(const unsigned char *p, uint32_t size)
 
 static const char *type_name(enum devrt_arg_type type)
 {
-    static const char *const names[] = {"buf", "i32", "u32", "i64", "u64", "f32",
-                                        "f64", "i8",  "u8",  "i16", "u16"};
-    return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
+    for (size_t i = 0; i < sizeof int_types / sizeof int_types[0]; ++i)
+        if (int_types[i].type == type)
+            return int_types[i].name;
+    return type == DEVRT_ARG_POINTER ? "buf" : type == DEVRT_ARG_F32 ? "f32" : "f64";
 }
 
 /* The argument as given on the command line, beside its bytes. */
