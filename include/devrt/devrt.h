@@ -27,6 +27,12 @@
 
 #if defined(DEVRT_TARGET_EMU)
 #include "emu.h"
+/*
+ * Every translation unit of an emulation image that includes this header refers to
+ * __devrt_emu_enter, so that the image links what loading it needs (the lane binding and
+ * __devrt_state) even when its kernels call nothing of devrt.
+ */
+__attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = __devrt_emu_enter;
 #endif
 
 /*
@@ -70,16 +76,14 @@
  * DEVRT_KERNELn(name, type1, param1, ..., typen, paramn) begins the definition of a kernel
  * of n parameters, n up to 8. The emulation build also exports the parameters' sizes
  * (struct devrt_emu_signature), so the runtime refuses arguments that do not fit the kernel
- * before it calls it, and refers to __devrt_emu_enter, so that the image links what the
- * runtime needs of it however little of devrt the kernel calls; GPU code objects record
- * their parameters themselves. DEVRT_KERNEL alone is the attribute, for kernels written as
- * plain functions, whose arguments the emulation backend cannot check.
+ * before it calls it; GPU code objects record their parameters themselves. DEVRT_KERNEL alone is
+ * the attribute, for kernels written as plain functions, whose arguments the emulation backend
+ * cannot check.
  */
 #if defined(DEVRT_TARGET_EMU)
 #define DEVRT_KERNEL_SIGNATURE(name, count, ...)                                                   \
     DEVRT_EXTERN_C __attribute__((visibility("default")))                                          \
-    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};            \
-    __attribute__((used)) static devrt_emu_enter_fn *const __devrt_enter_##name = __devrt_emu_enter;
+    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};
 #else
 #define DEVRT_KERNEL_SIGNATURE(name, count, ...)
 #endif

@@ -55,7 +55,7 @@ struct devrt_emu_signature {
 /* Exported by every emulation image: binds the calling thread to a lane. */
 #define DEVRT_EMU_ENTER_SYMBOL "__devrt_emu_enter"
 typedef void devrt_emu_enter_fn(struct devrt_emu_lane *lane);
-/* In libdevrt_emu; each DEVRT_KERNELn refers to it, so that every kernel image links it. */
+/* In libdevrt_emu; <devrt/devrt.h> refers to it, so that every kernel image links it. */
 #ifdef __cplusplus
 extern "C"
 #endif

@@ -21,6 +21,7 @@
 #include <devrt/emu.h>
 
 #include "fake_gpu.h"
+#include "harness.h"
 
 struct ihipModule_t {
     struct fake_gpu_module *module;
@@ -192,7 +193,7 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int 
     const struct devrt_emu_signature *signature = address;
     struct devrt_arg args[DEVRT_EMU_MAX_PARAMETERS];
     for (uint32_t i = 0; i < signature->count; ++i) {
-        args[i].type = signature->size[i] == 4 ? DEVRT_ARG_U32 : DEVRT_ARG_U64;
+        args[i].type = harness_unsigned_arg_type(signature->size[i]);
         memcpy(&args[i].value, params[i], signature->size[i]);
     }
     const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};

@@ -111,13 +111,27 @@ static inline void harness_sink_append(void *context, uint32_t stream, const cha
     sink->data = grown;
 }
 
-/* Seconds on a monotonic clock, for benchmarks. */
 /* A one-dimensional launch of GROUPS workgroups of BLOCK workitems, no timeout. */
 static inline struct devrt_launch_config harness_grid1(uint32_t groups, uint32_t block)
 {
     return (struct devrt_launch_config){.grid = {groups, 1, 1}, .block = {block, 1, 1}};
 }
 
+/*
+ * The unsigned argument type of a parameter of SIZE bytes, for launchers that know only
+ * sizes (a HIP parameter list, fuzzed metadata); sizes no type has map to 8 bytes.
+ */
+static inline enum devrt_arg_type harness_unsigned_arg_type(size_t size)
+{
+    switch (size) {
+    case 1: return DEVRT_ARG_U8;
+    case 2: return DEVRT_ARG_U16;
+    case 4: return DEVRT_ARG_U32;
+    default: return DEVRT_ARG_U64;
+    }
+}
+
+/* Seconds on a monotonic clock, for benchmarks. */
 static inline double harness_seconds(void)
 {
     struct timespec t;

@@ -9,6 +9,7 @@
 
 #include "amdgpu_dispatch.h"
 #include "amdgpu_metadata.h"
+#include "harness.h"
 
 /* arguments.c's devrt_image_check_args needs these, from the runtime's other files; nothing
    here calls it. */
@@ -45,7 +46,7 @@ static void dispatch_all(const struct devrt_amdgpu_metadata *m, const uint8_t *d
             return;
         for (size_t a = 0, e = 0; a < k->arg_count; ++a)
             if (!k->args[a].hidden)
-                args[e++].type = k->args[a].size == 4 ? DEVRT_ARG_U32 : DEVRT_ARG_U64;
+                args[e++].type = harness_unsigned_arg_type(k->args[a].size);
         for (int pass = 0; pass < 2; ++pass) {
             struct devrt_amdgpu_agent agent = {.isa = pass ? m->isa : NULL};
             struct devrt_amdgpu_dispatch d;
