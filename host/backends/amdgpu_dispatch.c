@@ -350,7 +350,7 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
                                     "kernel %s: argument %zu is a %s, which devrt does not pass",
                                     k->name, given + 1, a->value_kind);
             else
-                memcpy(at, &args[given].value, a->size);
+                memcpy(at, devrt_arg_data(&args[given]), a->size);
             given++;
             continue;
         }

@@ -667,7 +667,7 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
-        params[i] = (void *)&args[i].value; /* the driver copies each at launch */
+        params[i] = devrt_arg_data(&args[i]); /* the driver copies each at launch */
     r = cu.cuLaunchKernel(k->function, entry->config.grid[0], entry->config.grid[1],
                           entry->config.grid[2], entry->config.block[0], entry->config.block[1],
                           entry->config.block[2], 0, stream, params, NULL);

@@ -115,6 +115,7 @@ struct emu_lane {
     volatile sig_atomic_t in_runtime; /* in a call into the runtime: no stop by signal */
     bool done;                        /* the thread has ended; under stop->lock */
     void (*kernel)(void);
+    devrt_emu_call_fn *call; /* DEVRT_KERNELn's caller; NULL: through libffi (cif) */
     ffi_cif *cif;
     void **values;
     devrt_emu_enter_fn *enter;
@@ -762,8 +763,12 @@ static void *lane_main(void *arg)
     if (setjmp(lane->ended) == 0) {
         lane->in_runtime = 0;
         /* Stopped before it started: it ends here, as at any call into the runtime. */
-        if (!__atomic_load_n(&lane->stop->stopped, __ATOMIC_ACQUIRE))
-            ffi_call(lane->cif, lane->kernel, NULL, lane->values);
+        if (!__atomic_load_n(&lane->stop->stopped, __ATOMIC_ACQUIRE)) {
+            if (lane->call)
+                lane->call(lane->values);
+            else
+                ffi_call(lane->cif, lane->kernel, NULL, lane->values);
+        }
     }
     lane->in_runtime = 1;
     lane_ended(lane);
@@ -905,23 +910,39 @@ static int run_groups(struct emu_batch *batch, const struct emu_lane *proto,
     return status;
 }
 
+/* The image's symbol PREFIX followed by KERNEL's name, or NULL. */
+static void *kernel_symbol(struct emu_module *m, const char *prefix, const char *kernel)
+{
+    size_t length = strlen(prefix) + strlen(kernel) + 1;
+    char *name = malloc(length);
+    if (!name)
+        return NULL;
+    snprintf(name, length, "%s%s", prefix, kernel);
+    void *symbol = dlsym(m->handle, name);
+    free(name);
+    return symbol;
+}
+
 /*
- * Against the signature DEVRT_KERNELn recorded: the call through libffi would otherwise
- * read registers or stack that no argument was put in.
+ * Against the signature DEVRT_KERNELn recorded: the call would otherwise read registers or
+ * stack that no argument was put in. A kernel without one is called through libffi, which
+ * cannot pass a struct by value: how the host ABI passes one depends on its fields' types.
  */
 static int check_signature(devrt_module *module, const char *kernel, const struct devrt_arg *args,
                            size_t arg_count)
 {
     struct emu_module *m = module->backend;
-    size_t length = sizeof DEVRT_EMU_SIGNATURE_PREFIX + strlen(kernel);
-    char *name = malloc(length);
-    if (!name)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a symbol name");
-    snprintf(name, length, "%s%s", DEVRT_EMU_SIGNATURE_PREFIX, kernel);
-    const struct devrt_emu_signature *signature = dlsym(m->handle, name);
-    free(name);
-    if (!signature)
-        return DEVRT_SUCCESS; /* declared with DEVRT_KERNEL alone: nothing recorded */
+    const struct devrt_emu_signature *signature =
+        kernel_symbol(m, DEVRT_EMU_SIGNATURE_PREFIX, kernel);
+    if (!signature) {
+        for (size_t i = 0; i < arg_count; ++i)
+            if (!devrt_emu_ffi_type(args[i].type))
+                return devrt_fail(DEVRT_ERROR_ARGUMENTS,
+                                  "kernel %s: argument %zu is %u bytes by value, which the "
+                                  "emulation passes only to kernels declared with DEVRT_KERNELn",
+                                  kernel, i + 1, (unsigned)devrt_arg_size(&args[i]));
+        return DEVRT_SUCCESS;
+    }
     if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the signature of kernel %s says %u parameters",
                           module->path, kernel, signature->count);
@@ -950,16 +971,16 @@ static int emu_launch(devrt_module *module, const char *kernel,
     if (status != DEVRT_SUCCESS)
         return status;
 
-    ffi_type *types[arg_count ? arg_count : 1];
+    devrt_emu_call_fn *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
     void *values[arg_count ? arg_count : 1];
+    ffi_type *types[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i) {
-        types[i] = devrt_emu_ffi_type(args[i].type);
-        if (!types[i])
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "argument %zu has no known type", i);
-        values[i] = (void *)&args[i].value;
+        values[i] = devrt_arg_data(&args[i]);
+        types[i] = devrt_emu_ffi_type(args[i].type); /* each known: check_signature */
     }
     ffi_cif cif;
-    if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)arg_count, &ffi_type_void, types) != FFI_OK)
+    if (!call &&
+        ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)arg_count, &ffi_type_void, types) != FFI_OK)
         return devrt_fail(DEVRT_ERROR_LAUNCH, "cannot prepare a call with %zu arguments",
                           arg_count);
 
@@ -972,6 +993,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
                  .meet = emu_meet,
                  .sleep = emu_sleep},
         .kernel = fn,
+        .call = call,
         .cif = &cif,
         .values = values,
         .enter = m->enter,

@@ -10,7 +10,7 @@
 
 #include <devrt/host.h>
 
-/* NULL for a type devrt does not know. */
+/* NULL where the type alone does not give the ffi type: an unknown one, or bytes. */
 static inline ffi_type *devrt_emu_ffi_type(enum devrt_arg_type type)
 {
     switch (type) {
@@ -25,6 +25,7 @@ static inline ffi_type *devrt_emu_ffi_type(enum devrt_arg_type type)
     case DEVRT_ARG_U8: return &ffi_type_uint8;
     case DEVRT_ARG_I16: return &ffi_type_sint16;
     case DEVRT_ARG_U16: return &ffi_type_uint16;
+    case DEVRT_ARG_BYTES: return NULL; /* its ffi type would need the fields' types */
     }
     return NULL;
 }

@@ -3,6 +3,7 @@
  * and its message, for every backend and for devrt_image_check_args, which needs no device.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,16 @@
 #include "amdgpu_metadata.h"
 #endif
 
-size_t devrt_arg_size(enum devrt_arg_type type)
+/* Pinned: programs built against an earlier host.h pass arrays of this struct. */
+_Static_assert(offsetof(struct devrt_arg, type) == 0, "devrt_arg.type moved");
+_Static_assert(offsetof(struct devrt_arg, size) == 4, "devrt_arg.size must stay in the padding");
+_Static_assert(offsetof(struct devrt_arg, value) == 8, "devrt_arg.value moved");
+_Static_assert(sizeof(struct devrt_arg) == 16, "devrt_arg grew");
+
+size_t devrt_arg_size(const struct devrt_arg *arg)
 {
-    switch (type) {
+    switch (arg->type) {
+    case DEVRT_ARG_BYTES: return arg->size;
     case DEVRT_ARG_I8:
     case DEVRT_ARG_U8: return 1;
     case DEVRT_ARG_I16:
@@ -25,6 +33,11 @@ size_t devrt_arg_size(enum devrt_arg_type type)
     case DEVRT_ARG_F32: return 4;
     default: return 8;
     }
+}
+
+void *devrt_arg_data(const struct devrt_arg *arg)
+{
+    return arg->type == DEVRT_ARG_BYTES ? arg->value.pointer : (void *)&arg->value;
 }
 
 static const char *arg_type_name(enum devrt_arg_type type)
@@ -41,8 +54,26 @@ static const char *arg_type_name(enum devrt_arg_type type)
     case DEVRT_ARG_U64: return "u64";
     case DEVRT_ARG_F32: return "f32";
     case DEVRT_ARG_F64: return "f64";
+    case DEVRT_ARG_BYTES: return "bytes";
     }
     return "unknown";
+}
+
+int devrt_check_arg_types(const struct devrt_arg *args, size_t arg_count)
+{
+    for (size_t i = 0; i < arg_count; ++i) {
+        const struct devrt_arg *a = &args[i];
+        if ((unsigned)a->type > DEVRT_ARG_BYTES)
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "devrt_launch: argument %zu has no devrt_arg_type (%u)", i + 1,
+                              (unsigned)a->type);
+        if (a->type == DEVRT_ARG_BYTES && (!a->size || !a->value.pointer))
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "devrt_launch: argument %zu is %u bytes at %p; DEVRT_ARG_BYTES "
+                              "takes at least one byte at a valid address",
+                              i + 1, a->size, a->value.pointer);
+    }
+    return DEVRT_SUCCESS;
 }
 
 /* A message of bounded length: what does not fit is cut, the rest is kept. */
@@ -71,7 +102,7 @@ int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t coun
     size_t differs = 0; /* the first argument whose size is not its parameter's, from 1 */
     if (count == arg_count)
         for (size_t i = 0; i < count && !differs; ++i)
-            if (devrt_arg_size(args[i].type) != sizes[i])
+            if (devrt_arg_size(&args[i]) != sizes[i])
                 differs = i + 1;
     if (count == arg_count && !differs)
         return DEVRT_SUCCESS;
@@ -83,10 +114,10 @@ int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t coun
     add(&m, ", given %zu", arg_count);
     for (size_t i = 0; i < arg_count; ++i)
         add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_name(args[i].type),
-            devrt_arg_size(args[i].type), i + 1 == arg_count ? ")" : "");
+            devrt_arg_size(&args[i]), i + 1 == arg_count ? ")" : "");
     if (differs)
         add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
-            devrt_arg_size(args[differs - 1].type), sizes[differs - 1]);
+            devrt_arg_size(&args[differs - 1]), sizes[differs - 1]);
     return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
 }
 

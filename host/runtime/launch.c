@@ -618,6 +618,29 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     return status;
 }
 
+/*
+ * ARGS for a launch that runs after the caller returns, in one block: the array, then the
+ * bytes of each DEVRT_ARG_BYTES, which the caller may free at once. NULL without memory.
+ */
+static struct devrt_arg *copy_args(const struct devrt_arg *args, size_t arg_count)
+{
+    size_t size = arg_count * sizeof *args;
+    for (size_t i = 0; i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES)
+            size += args[i].size;
+    struct devrt_arg *copy = malloc(size);
+    if (!copy)
+        return NULL;
+    memcpy(copy, args, arg_count * sizeof *args);
+    char *bytes = (char *)(copy + arg_count);
+    for (size_t i = 0; i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES) {
+            copy[i].value.pointer = memcpy(bytes, args[i].value.pointer, args[i].size);
+            bytes += args[i].size;
+        }
+    return copy;
+}
+
 int devrt_launch_async(devrt_module *module, const char *kernel,
                        const struct devrt_launch_config *config, const struct devrt_arg *args,
                        size_t arg_count, devrt_stream *stream, uint64_t *launch)
@@ -639,11 +662,8 @@ int devrt_launch_async(devrt_module *module, const char *kernel,
     struct devrt_launch_entry *e = calloc(1, sizeof *e);
     char *name = strdup(kernel);
     struct devrt_arg *copy = NULL;
-    if (e && name && !has_queues(device) && arg_count) {
-        copy = malloc(arg_count * sizeof *copy);
-        if (copy)
-            memcpy(copy, args, arg_count * sizeof *copy);
-    }
+    if (e && name && !has_queues(device) && arg_count)
+        copy = copy_args(args, arg_count);
     if (!e || !name || (!has_queues(device) && arg_count && !copy)) {
         free(e);
         free(name);

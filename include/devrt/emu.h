@@ -52,6 +52,15 @@ struct devrt_emu_signature {
     uint32_t size[DEVRT_EMU_MAX_PARAMETERS];
 };
 
+/*
+ * How DEVRT_KERNELn kernels are called: the image exports DEVRT_EMU_CALL_PREFIX followed by
+ * the kernel's name, which takes a pointer to each argument's bytes and calls the kernel, so
+ * that the compiler, not the runtime, passes each value as the host ABI wants (a struct by
+ * value goes in registers or memory by its fields' types).
+ */
+#define DEVRT_EMU_CALL_PREFIX "__devrt_call_"
+typedef void devrt_emu_call_fn(void *const *values);
+
 /* Exported by every emulation image: binds the calling thread to a lane. */
 #define DEVRT_EMU_ENTER_SYMBOL "__devrt_emu_enter"
 typedef void devrt_emu_enter_fn(struct devrt_emu_lane *lane);

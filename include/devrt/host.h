@@ -57,11 +57,19 @@ enum devrt_arg_type {
     DEVRT_ARG_I8,
     DEVRT_ARG_U8,
     DEVRT_ARG_I16,
-    DEVRT_ARG_U16
+    DEVRT_ARG_U16,
+    /*
+     * A value of `size` bytes at value.pointer, such as a struct passed by value, copied at
+     * launch. On the emulation only kernels declared with DEVRT_KERNELn take one: how the
+     * host ABI passes a struct depends on its fields, which only the compiler knows.
+     */
+    DEVRT_ARG_BYTES
 };
 
 struct devrt_arg {
     enum devrt_arg_type type;
+    /* DEVRT_ARG_BYTES only: how many bytes. In what was padding: the layout is unchanged. */
+    uint32_t size;
     union {
         void *pointer;
         int32_t i32;
@@ -99,6 +107,14 @@ DEVRT_ARG_OF(devrt_arg_of_u8, DEVRT_ARG_U8, u8, uint8_t)
 DEVRT_ARG_OF(devrt_arg_of_i16, DEVRT_ARG_I16, i16, int16_t)
 DEVRT_ARG_OF(devrt_arg_of_u16, DEVRT_ARG_U16, u16, uint16_t)
 #undef DEVRT_ARG_OF
+static inline struct devrt_arg devrt_arg_of_bytes(const void *data, uint32_t size)
+{
+    struct devrt_arg arg = {};
+    arg.type = DEVRT_ARG_BYTES;
+    arg.size = size;
+    arg.value.pointer = const_cast<void *>(data);
+    return arg;
+}
 #define DEVRT_ARG_PTR(p) devrt_arg_of_pointer((void *)(p))
 #define DEVRT_ARG_INT(v) devrt_arg_of_i32(v)
 #define DEVRT_ARG_UINT(v) devrt_arg_of_u32(v)
@@ -110,18 +126,22 @@ DEVRT_ARG_OF(devrt_arg_of_u16, DEVRT_ARG_U16, u16, uint16_t)
 #define DEVRT_ARG_U8(v) devrt_arg_of_u8(v)
 #define DEVRT_ARG_I16(v) devrt_arg_of_i16(v)
 #define DEVRT_ARG_U16(v) devrt_arg_of_u16(v)
+#define DEVRT_ARG_BYTES(p, n) devrt_arg_of_bytes((p), (n))
 #else
-#define DEVRT_ARG_PTR(p) ((struct devrt_arg){DEVRT_ARG_POINTER, {.pointer = (void *)(p)}})
-#define DEVRT_ARG_INT(v) ((struct devrt_arg){DEVRT_ARG_I32, {.i32 = (v)}})
-#define DEVRT_ARG_UINT(v) ((struct devrt_arg){DEVRT_ARG_U32, {.u32 = (v)}})
-#define DEVRT_ARG_I64(v) ((struct devrt_arg){DEVRT_ARG_I64, {.i64 = (v)}})
-#define DEVRT_ARG_U64(v) ((struct devrt_arg){DEVRT_ARG_U64, {.u64 = (v)}})
-#define DEVRT_ARG_FLOAT(v) ((struct devrt_arg){DEVRT_ARG_F32, {.f32 = (v)}})
-#define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){DEVRT_ARG_F64, {.f64 = (v)}})
-#define DEVRT_ARG_I8(v) ((struct devrt_arg){DEVRT_ARG_I8, {.i8 = (v)}})
-#define DEVRT_ARG_U8(v) ((struct devrt_arg){DEVRT_ARG_U8, {.u8 = (v)}})
-#define DEVRT_ARG_I16(v) ((struct devrt_arg){DEVRT_ARG_I16, {.i16 = (v)}})
-#define DEVRT_ARG_U16(v) ((struct devrt_arg){DEVRT_ARG_U16, {.u16 = (v)}})
+#define DEVRT_ARG_PTR(p)                                                                           \
+    ((struct devrt_arg){.type = DEVRT_ARG_POINTER, .value = {.pointer = (void *)(p)}})
+#define DEVRT_ARG_INT(v) ((struct devrt_arg){.type = DEVRT_ARG_I32, .value = {.i32 = (v)}})
+#define DEVRT_ARG_UINT(v) ((struct devrt_arg){.type = DEVRT_ARG_U32, .value = {.u32 = (v)}})
+#define DEVRT_ARG_I64(v) ((struct devrt_arg){.type = DEVRT_ARG_I64, .value = {.i64 = (v)}})
+#define DEVRT_ARG_U64(v) ((struct devrt_arg){.type = DEVRT_ARG_U64, .value = {.u64 = (v)}})
+#define DEVRT_ARG_FLOAT(v) ((struct devrt_arg){.type = DEVRT_ARG_F32, .value = {.f32 = (v)}})
+#define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){.type = DEVRT_ARG_F64, .value = {.f64 = (v)}})
+#define DEVRT_ARG_I8(v) ((struct devrt_arg){.type = DEVRT_ARG_I8, .value = {.i8 = (v)}})
+#define DEVRT_ARG_U8(v) ((struct devrt_arg){.type = DEVRT_ARG_U8, .value = {.u8 = (v)}})
+#define DEVRT_ARG_I16(v) ((struct devrt_arg){.type = DEVRT_ARG_I16, .value = {.i16 = (v)}})
+#define DEVRT_ARG_U16(v) ((struct devrt_arg){.type = DEVRT_ARG_U16, .value = {.u16 = (v)}})
+#define DEVRT_ARG_BYTES(p, n)                                                                      \
+    ((struct devrt_arg){.type = DEVRT_ARG_BYTES, .size = (n), .value = {.pointer = (void *)(p)}})
 #endif
 
 /*

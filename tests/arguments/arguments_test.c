@@ -19,6 +19,7 @@
 
 #include "amdgpu_metadata.h"
 #include "harness.h"
+#include "struct_kernels.h"
 
 static char *read_file(const char *path, size_t *size)
 {
@@ -292,6 +293,76 @@ static void test_launch(const char *path)
 }
 
 /*
+ * Structs by value (struct_kernels.c) through the host API on the emulation. The asynchronous
+ * launch copies their bytes: the caller overwrites its structs before the kernel runs, and the
+ * kernel still sees what was given. Bad DEVRT_ARG_BYTES and unknown types are refused before
+ * any backend sees them; the plain kernel, which has no caller, is refused a struct.
+ */
+static void test_bytes(const char *path)
+{
+    devrt_device *device;
+    devrt_module *module;
+    if (harness_open(DEVRT_BACKEND_EMU, NULL, path, &device, &module))
+        exit(1);
+    struct harness_sink sink = {0};
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    struct devrt_test_point given = {1.5f, -2.0f, 7}, p = given;
+    struct devrt_test_wide w = {.a = 0.25, .b = -3, .c = {[23] = 200}};
+    struct devrt_test_point *out = devrt_mem_alloc(device, sizeof *out);
+    struct devrt_launch_config config = harness_grid1(1, 64);
+    struct devrt_arg args[] = {DEVRT_ARG_BYTES(&p, sizeof p), DEVRT_ARG_UINT(9),
+                               DEVRT_ARG_BYTES(&w, sizeof w), DEVRT_ARG_PTR(out)};
+    uint64_t launch;
+    int status = devrt_launch_async(module, "by_value", &config, args, 4, NULL, &launch);
+    memset(&p, 0xff, sizeof p);
+    memset(&w, 0xff, sizeof w);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, launch, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(sink.data && !strcmp(sink.data, "1.5 -2 7 9 0.25 -3 200\n"), "printed %s",
+          sink.data ? sink.data : "nothing");
+    CHECK(out && !memcmp(out, &given, sizeof given), "the kernel wrote back %g %g %d",
+          out ? (double)out->x : 0.0, out ? (double)out->y : 0.0, out ? out->n : 0);
+
+    struct {
+        const char *what, *kernel;
+        struct devrt_arg arg;
+        int status;
+        const char *message;
+    } cases[] = {
+        {"no bytes", "by_value", DEVRT_ARG_BYTES(&given, 0), DEVRT_ERROR_INVALID_ARGUMENT,
+         "devrt_launch: argument 1 is 0 bytes at"},
+        {"no address", "by_value", DEVRT_ARG_BYTES(NULL, 12), DEVRT_ERROR_INVALID_ARGUMENT,
+         "devrt_launch: argument 1 is 12 bytes at"},
+        {"no type",
+         "by_value",
+         {.type = (enum devrt_arg_type)99},
+         DEVRT_ERROR_INVALID_ARGUMENT,
+         "devrt_launch: argument 1 has no devrt_arg_type (99)"},
+        {"too short", "by_value", DEVRT_ARG_BYTES(&given, 8), DEVRT_ERROR_ARGUMENTS,
+         "kernel by_value takes 4 arguments (12 bytes, 4 bytes, 40 bytes, 8 bytes), given 4 "
+         "(bytes: 8 bytes, u32: 4 bytes, bytes: 40 bytes, pointer: 8 bytes); argument 1 is 8 "
+         "bytes where the kernel takes 12"},
+        {"plain", "plain_by_value", DEVRT_ARG_BYTES(&given, sizeof given), DEVRT_ERROR_ARGUMENTS,
+         "kernel plain_by_value: argument 1 is 12 bytes by value, which the emulation passes "
+         "only to kernels declared with DEVRT_KERNELn"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        struct devrt_arg bad[] = {cases[i].arg, args[1], DEVRT_ARG_BYTES(&w, sizeof w), args[3]};
+        size_t count = strcmp(cases[i].kernel, "plain_by_value") ? 4 : 1;
+        status = devrt_launch(module, cases[i].kernel, &config, bad, count, NULL);
+        CHECK(status == cases[i].status, "%s: status %s (%s)", cases[i].what,
+              devrt_status_string(status), devrt_last_error());
+        CHECK(!strncmp(devrt_last_error(), cases[i].message, strlen(cases[i].message)),
+              "%s: message %s", cases[i].what, devrt_last_error());
+    }
+    devrt_mem_free(device, out);
+    free(sink.data);
+    devrt_module_unload(module);
+    devrt_device_close(device);
+}
+
+/*
  * devrt_device_image_path on the emulation, whose processor is "host": PATTERN names a copy
  * of an image as <name>.{target}.so, which harness_open must find and load.
  */
@@ -332,8 +403,8 @@ static void test_image_path(const char *pattern)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr,
-                "usage: arguments_test rpc|kernels|corrupt|launch|image_path IMAGE [WAVE|STEP]\n");
+        fprintf(stderr, "usage: arguments_test rpc|kernels|corrupt|launch|bytes|image_path IMAGE "
+                        "[WAVE|STEP]\n");
         return 1;
     }
     const char *test = argv[1], *path = argv[2];
@@ -345,6 +416,8 @@ int main(int argc, char **argv)
         test_corrupt(path, argc == 4 && atoi(argv[3]) > 1 ? (size_t)atoi(argv[3]) : 1);
     else if (!strcmp(test, "launch"))
         test_launch(path);
+    else if (!strcmp(test, "bytes"))
+        test_bytes(path);
     else if (!strcmp(test, "image_path"))
         test_image_path(path);
     else {

@@ -38,10 +38,10 @@ static struct devrt_amdgpu_metadata *read_metadata(const char *path)
 
 /* geometry(uint32_t *, float, double, uint32_t), as kernels.c declares it. */
 static const struct devrt_arg args[] = {
-    {DEVRT_ARG_POINTER, {.pointer = NULL}},
-    {DEVRT_ARG_F32, {.f32 = 2}},
-    {DEVRT_ARG_F64, {.f64 = 1}},
-    {DEVRT_ARG_U32, {.u32 = 3}},
+    {.type = DEVRT_ARG_POINTER, .value = {.pointer = NULL}},
+    {.type = DEVRT_ARG_F32, .value = {.f32 = 2}},
+    {.type = DEVRT_ARG_F64, .value = {.f64 = 1}},
+    {.type = DEVRT_ARG_U32, .value = {.u32 = 3}},
 };
 
 /* Dispatches geometry; STATUS and a message containing PATTERN (NULL: success) expected. */

@@ -40,8 +40,9 @@ static const char usage[] =
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
     "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
-    "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64, or\n"
-    "  buf:BYTES for a zeroed buffer the kernel and the host share. Arguments that do not\n"
+    "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64,\n"
+    "  buf:BYTES for a zeroed buffer the kernel and the host share, or bytes:HEX for a\n"
+    "  value given byte by byte in memory order (a struct). Arguments that do not\n"
     "  fit the kernel's parameters, where the image records them, are refused before the\n"
     "  kernel runs.\n"
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
@@ -104,6 +105,27 @@ static void store_int(struct devrt_arg *arg, uint64_t value)
     }
 }
 
+/*
+ * bytes:HEX, two hex digits a byte in memory order, for a struct passed by value; the
+ * bytes are the caller's to free.
+ */
+static int parse_bytes(const char *hex, struct devrt_arg *arg)
+{
+    size_t digits = strlen(hex);
+    if (digits % 2 || digits / 2 > UINT32_MAX || strspn(hex, "0123456789abcdefABCDEF") != digits)
+        return -1;
+    unsigned char *bytes = malloc(digits / 2);
+    if (!bytes)
+        return -1;
+    for (size_t i = 0; i < digits / 2; ++i) {
+        char pair[3] = {hex[2 * i], hex[2 * i + 1], '\0'};
+        bytes[i] = (unsigned char)strtoul(pair, NULL, 16);
+    }
+    *arg = (struct devrt_arg){
+        .type = DEVRT_ARG_BYTES, .size = (uint32_t)(digits / 2), .value = {.pointer = bytes}};
+    return 0;
+}
+
 /* A buffer argument's pointer is left NULL and its size kept in *buffer: no device yet. */
 static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
 {
@@ -123,6 +145,8 @@ static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
         *buffer = (size_t)bytes;
         return 0;
     }
+    if (kind == 5 && !strncmp(text, "bytes", 5))
+        return parse_bytes(value, arg);
     if (kind == 3 && !strncmp(text, "f32", 3)) {
         arg->type = DEVRT_ARG_F32;
         arg->value.f32 = strtof(value, &end);
@@ -181,6 +205,14 @@ static uint64_t load(const unsigned char *p, uint32_t size)
     return value;
 }
 
+/* SIZE bytes at P as two hex digits each, in memory order, after PREFIX. */
+static void print_hex(const char *prefix, const unsigned char *p, uint32_t size)
+{
+    fputs(prefix, stdout);
+    for (uint32_t i = 0; i < size; ++i)
+        printf("%02x", p[i]);
+}
+
 static const char *type_name(enum devrt_arg_type type)
 {
     for (size_t i = 0; i < sizeof int_types / sizeof int_types[0]; ++i)
@@ -202,6 +234,7 @@ static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text,
     case DEVRT_ARG_U8: snprintf(text, size, "u8:%u", arg->value.u8); break;
     case DEVRT_ARG_I16: snprintf(text, size, "i16:%d", arg->value.i16); break;
     case DEVRT_ARG_U16: snprintf(text, size, "u16:%u", arg->value.u16); break;
+    case DEVRT_ARG_BYTES: snprintf(text, size, "bytes: %u of them", arg->size); break;
     default:
         snprintf(text, size, "%s:%llu", type_name(arg->type), (unsigned long long)arg->value.u64);
     }
@@ -241,8 +274,12 @@ static void print_text(const char *image, const char *target, const struct devrt
             snprintf(note, sizeof note, "  (zero: %s)",
                      devrt_amdgpu_hidden_zero_reason(a->value_kind));
         }
-        printf("%6u %4u  %-26s 0x%llx%s\n", a->offset, a->size, a->value_kind,
-               (unsigned long long)value, note);
+        printf("%6u %4u  %-26s ", a->offset, a->size, a->value_kind);
+        if (a->size > 8) /* wider than any integer: its bytes, as bytes:HEX takes them */
+            print_hex("bytes:", d->kernarg + a->offset, a->size);
+        else
+            printf("0x%llx", (unsigned long long)value);
+        printf("%s\n", note);
     }
 }
 
@@ -273,12 +310,14 @@ static void print_json(const char *image, const char *target, const struct devrt
         const struct devrt_amdgpu_arg *a = &k->args[i];
         printf("%s\n  {\"offset\": %u, \"size\": %u, \"kind\": ", i ? "," : "", a->offset, a->size);
         json_string(a->value_kind);
-        printf(", \"hidden\": %s, \"value\": %llu}", a->hidden ? "true" : "false",
-               (unsigned long long)load(d->kernarg + a->offset, a->size));
+        printf(", \"hidden\": %s, \"value\": ", a->hidden ? "true" : "false");
+        if (a->size > 8) /* no integer holds it: its bytes are in "kernarg" */
+            printf("null}");
+        else
+            printf("%llu}", (unsigned long long)load(d->kernarg + a->offset, a->size));
     }
     printf("],\n \"kernarg\": \"");
-    for (uint32_t i = 0; i < d->kernarg_size; ++i)
-        printf("%02x", d->kernarg[i]);
+    print_hex("", d->kernarg, d->kernarg_size);
     printf("\"}\n");
 }
 #endif
@@ -533,6 +572,9 @@ int main(int argc, char **argv)
         exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
     else if (!exit_code)
         exit_code = run(image, kernel, backend, index, &options, &config, args, buffers, arg_count);
+    for (size_t i = 0; args && i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES)
+            free(args[i].value.pointer);
     free(args);
     free(buffers);
     return exit_code;
