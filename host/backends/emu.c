@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -959,6 +960,8 @@ static int emu_check(devrt_module *module, const char *kernel, const struct devr
     return check_signature(module, kernel, args, arg_count);
 }
 
+#define EMU_ALIGN_ANY _Alignof(max_align_t) /* what malloc's blocks are aligned to */
+
 static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
@@ -974,15 +977,32 @@ static int emu_launch(devrt_module *module, const char *kernel,
     devrt_emu_call_fn *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
     void *values[arg_count ? arg_count : 1];
     ffi_type *types[arg_count ? arg_count : 1];
-    for (size_t i = 0; i < arg_count; ++i) {
+    /*
+     * The caller reads a struct through a pointer to its type, and the bytes given may sit
+     * anywhere: each is copied to where any type may be read (malloc's alignment).
+     */
+    size_t copies = 0;
+    for (size_t i = 0; i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES)
+            copies += (args[i].size + EMU_ALIGN_ANY - 1) / EMU_ALIGN_ANY * EMU_ALIGN_ANY;
+    unsigned char *copy = copies ? malloc(copies) : NULL;
+    if (copies && !copy)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's arguments", kernel);
+    for (size_t i = 0, at = 0; i < arg_count; ++i) {
         values[i] = devrt_arg_data(&args[i]);
         types[i] = devrt_emu_ffi_type(args[i].type); /* each known: check_signature */
+        if (args[i].type == DEVRT_ARG_BYTES) {
+            values[i] = memcpy(copy + at, values[i], args[i].size);
+            at += (args[i].size + EMU_ALIGN_ANY - 1) / EMU_ALIGN_ANY * EMU_ALIGN_ANY;
+        }
     }
     ffi_cif cif;
     if (!call &&
-        ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)arg_count, &ffi_type_void, types) != FFI_OK)
+        ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)arg_count, &ffi_type_void, types) != FFI_OK) {
+        free(copy);
         return devrt_fail(DEVRT_ERROR_LAUNCH, "cannot prepare a call with %zu arguments",
                           arg_count);
+    }
 
     struct emu_device *emu = module->device->backend;
     struct emu_lane proto = {
@@ -1046,6 +1066,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
     free(batch.groups);
     free(batch.waves);
     free(batch.threads);
+    free(copy);
     return status;
 }
 
