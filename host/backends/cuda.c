@@ -641,6 +641,13 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     int status = find_kernel(module, entry->kernel, &k);
     if (status == DEVRT_SUCCESS && k->sizes)
         status = devrt_check_arguments(entry->kernel, k->sizes, k->count, args, arg_count);
+    /* Without the sizes the driver would read a parameter's bytes past what was given. */
+    for (size_t i = 0; status == DEVRT_SUCCESS && !k->sizes && i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES)
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS,
+                                "kernel %s: argument %zu is bytes by value, which needs the "
+                                "parameters' sizes from the driver (CUDA 12.4 and newer)",
+                                entry->kernel, i + 1);
     if (status != DEVRT_SUCCESS)
         return status;
     const struct devrt_launch_entry *after = entry->after;
@@ -667,7 +674,7 @@ static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
-        params[i] = devrt_arg_data(&args[i]); /* the driver copies each at launch */
+        params[i] = (void *)devrt_arg_data(&args[i]); /* the driver copies each at launch */
     r = cu.cuLaunchKernel(k->function, entry->config.grid[0], entry->config.grid[1],
                           entry->config.grid[2], entry->config.block[0], entry->config.block[1],
                           entry->config.block[2], 0, stream, params, NULL);

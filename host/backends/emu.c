@@ -21,7 +21,6 @@
 #include <linux/futex.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -914,36 +913,33 @@ static int run_groups(struct emu_batch *batch, const struct emu_lane *proto,
 /* The image's symbol PREFIX followed by KERNEL's name, or NULL. */
 static void *kernel_symbol(struct emu_module *m, const char *prefix, const char *kernel)
 {
-    size_t length = strlen(prefix) + strlen(kernel) + 1;
-    char *name = malloc(length);
-    if (!name)
-        return NULL;
-    snprintf(name, length, "%s%s", prefix, kernel);
-    void *symbol = dlsym(m->handle, name);
-    free(name);
-    return symbol;
+    char name[strlen(prefix) + strlen(kernel) + 1];
+    snprintf(name, sizeof name, "%s%s", prefix, kernel);
+    return dlsym(m->handle, name);
 }
 
 /*
  * Against the signature DEVRT_KERNELn recorded: the call would otherwise read registers or
- * stack that no argument was put in. A kernel without one is called through libffi, which
+ * stack that no argument was put in. A kernel without DEVRT_KERNELn's caller (a plain
+ * function, or an image built against an older devrt) is called through libffi, which
  * cannot pass a struct by value: how the host ABI passes one depends on its fields' types.
  */
 static int check_signature(devrt_module *module, const char *kernel, const struct devrt_arg *args,
                            size_t arg_count)
 {
     struct emu_module *m = module->backend;
-    const struct devrt_emu_signature *signature =
-        kernel_symbol(m, DEVRT_EMU_SIGNATURE_PREFIX, kernel);
-    if (!signature) {
+    if (!kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel))
         for (size_t i = 0; i < arg_count; ++i)
             if (!devrt_emu_ffi_type(args[i].type))
                 return devrt_fail(DEVRT_ERROR_ARGUMENTS,
-                                  "kernel %s: argument %zu is %u bytes by value, which the "
-                                  "emulation passes only to kernels declared with DEVRT_KERNELn",
-                                  kernel, i + 1, (unsigned)devrt_arg_size(&args[i]));
-        return DEVRT_SUCCESS;
-    }
+                                  "kernel %s: argument %zu is %zu bytes by value, which the "
+                                  "emulation passes only to kernels declared with DEVRT_KERNELn "
+                                  "against this devrt",
+                                  kernel, i + 1, devrt_arg_size(&args[i]));
+    const struct devrt_emu_signature *signature =
+        kernel_symbol(m, DEVRT_EMU_SIGNATURE_PREFIX, kernel);
+    if (!signature)
+        return DEVRT_SUCCESS; /* declared with DEVRT_KERNEL alone: nothing recorded */
     if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the signature of kernel %s says %u parameters",
                           module->path, kernel, signature->count);
@@ -960,7 +956,13 @@ static int emu_check(devrt_module *module, const char *kernel, const struct devr
     return check_signature(module, kernel, args, arg_count);
 }
 
-#define EMU_ALIGN_ANY _Alignof(max_align_t) /* what malloc's blocks are aligned to */
+#define EMU_ARG_ALIGN 64u
+
+/* SIZE rounded up to whole EMU_ARG_ALIGN units. */
+static size_t aligned_size(size_t size)
+{
+    return (size + EMU_ARG_ALIGN - 1) / EMU_ARG_ALIGN * EMU_ARG_ALIGN;
+}
 
 static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
@@ -979,21 +981,22 @@ static int emu_launch(devrt_module *module, const char *kernel,
     ffi_type *types[arg_count ? arg_count : 1];
     /*
      * The caller reads a struct through a pointer to its type, and the bytes given may sit
-     * anywhere: each is copied to where any type may be read (malloc's alignment).
+     * anywhere: each is copied to where any type up to a cache line's alignment may be read
+     * (vector types of AVX-512 included).
      */
     size_t copies = 0;
     for (size_t i = 0; i < arg_count; ++i)
         if (args[i].type == DEVRT_ARG_BYTES)
-            copies += (args[i].size + EMU_ALIGN_ANY - 1) / EMU_ALIGN_ANY * EMU_ALIGN_ANY;
-    unsigned char *copy = copies ? malloc(copies) : NULL;
+            copies += aligned_size(args[i].size);
+    unsigned char *copy = copies ? aligned_alloc(EMU_ARG_ALIGN, copies) : NULL;
     if (copies && !copy)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's arguments", kernel);
     for (size_t i = 0, at = 0; i < arg_count; ++i) {
-        values[i] = devrt_arg_data(&args[i]);
-        types[i] = devrt_emu_ffi_type(args[i].type); /* each known: check_signature */
+        values[i] = (void *)devrt_arg_data(&args[i]); /* read only, by libffi or the caller */
+        types[i] = devrt_emu_ffi_type(args[i].type);  /* each known: check_signature */
         if (args[i].type == DEVRT_ARG_BYTES) {
             values[i] = memcpy(copy + at, values[i], args[i].size);
-            at += (args[i].size + EMU_ALIGN_ANY - 1) / EMU_ALIGN_ANY * EMU_ALIGN_ANY;
+            at += aligned_size(args[i].size);
         }
     }
     ffi_cif cif;

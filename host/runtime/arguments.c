@@ -35,9 +35,9 @@ size_t devrt_arg_size(const struct devrt_arg *arg)
     }
 }
 
-void *devrt_arg_data(const struct devrt_arg *arg)
+const void *devrt_arg_data(const struct devrt_arg *arg)
 {
-    return arg->type == DEVRT_ARG_BYTES ? arg->value.pointer : (void *)&arg->value;
+    return arg->type == DEVRT_ARG_BYTES ? arg->value.pointer : (const void *)&arg->value;
 }
 
 static const char *arg_type_name(enum devrt_arg_type type)
@@ -56,22 +56,35 @@ static const char *arg_type_name(enum devrt_arg_type type)
     case DEVRT_ARG_F64: return "f64";
     case DEVRT_ARG_BYTES: return "bytes";
     }
-    return "unknown";
+    return NULL;
 }
 
-int devrt_check_arg_types(const struct devrt_arg *args, size_t arg_count)
+static const char *arg_type_label(enum devrt_arg_type type)
+{
+    const char *name = arg_type_name(type);
+    return name ? name : "unknown";
+}
+
+int devrt_check_arg_types(const char *caller, const struct devrt_arg *args, size_t arg_count)
 {
     for (size_t i = 0; i < arg_count; ++i) {
         const struct devrt_arg *a = &args[i];
-        if ((unsigned)a->type > DEVRT_ARG_BYTES)
+        if (!arg_type_name(a->type))
             return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "devrt_launch: argument %zu has no devrt_arg_type (%u)", i + 1,
+                              "%s: argument %zu has no devrt_arg_type (%u)", caller, i + 1,
                               (unsigned)a->type);
         if (a->type == DEVRT_ARG_BYTES && (!a->size || !a->value.pointer))
             return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "devrt_launch: argument %zu is %u bytes at %p; DEVRT_ARG_BYTES "
-                              "takes at least one byte at a valid address",
-                              i + 1, a->size, a->value.pointer);
+                              "%s: argument %zu is %u bytes at %p; DEVRT_ARG_BYTES takes at "
+                              "least one byte at a valid address",
+                              caller, i + 1, a->size, a->value.pointer);
+        /* What a positional initializer written for an older devrt_arg leaves. */
+        if (a->type != DEVRT_ARG_BYTES && a->size)
+            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                              "%s: argument %zu, a %s, has a size (%u), which only "
+                              "DEVRT_ARG_BYTES has; make arguments with the DEVRT_ARG_* macros "
+                              "or by field name",
+                              caller, i + 1, arg_type_name(a->type), a->size);
     }
     return DEVRT_SUCCESS;
 }
@@ -113,7 +126,7 @@ int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t coun
         add(&m, "%s%u bytes%s", i ? ", " : " (", sizes[i], i + 1 == count ? ")" : "");
     add(&m, ", given %zu", arg_count);
     for (size_t i = 0; i < arg_count; ++i)
-        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_name(args[i].type),
+        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_label(args[i].type),
             devrt_arg_size(&args[i]), i + 1 == arg_count ? ")" : "");
     if (differs)
         add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
@@ -154,13 +167,15 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
 {
     if (!path || !kernel || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_image_check_args: missing argument");
+    int status = devrt_check_arg_types("devrt_image_check_args", args, arg_count);
+    if (status != DEVRT_SUCCESS)
+        return status;
     size_t size;
     char *image = devrt_read_image(path, &size);
     if (!image)
         return DEVRT_ERROR_IMAGE;
     if (backend == DEVRT_BACKEND_AUTO)
         backend = devrt_image_backend(path);
-    int status = DEVRT_SUCCESS;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     /* The other images say what their kernels take only once loaded (devrt_launch checks). */
     if (backend == DEVRT_BACKEND_HSA) {

@@ -379,7 +379,7 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
                           module->path);
     int status = validate_config(config);
     if (status == DEVRT_SUCCESS)
-        status = devrt_check_arg_types(args, arg_count);
+        status = devrt_check_arg_types("devrt_launch", args, arg_count);
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     if (status == DEVRT_SUCCESS && module->metadata)
         status = devrt_check_code_object_arguments(module->metadata, module->path, kernel, args,

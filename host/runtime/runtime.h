@@ -401,9 +401,9 @@ char *devrt_read_image(const char *path, size_t *size);
 /* arguments.c */
 size_t devrt_arg_size(const struct devrt_arg *arg);
 /* Where the value's bytes are, little-endian: in the union, or DEVRT_ARG_BYTES' pointer. */
-void *devrt_arg_data(const struct devrt_arg *arg);
+const void *devrt_arg_data(const struct devrt_arg *arg);
 /* Every type known, every DEVRT_ARG_BYTES at least one byte somewhere; before any backend. */
-int devrt_check_arg_types(const struct devrt_arg *args, size_t arg_count);
+int devrt_check_arg_types(const char *caller, const struct devrt_arg *args, size_t arg_count);
 /* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
 int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
                           const struct devrt_arg *args, size_t arg_count);

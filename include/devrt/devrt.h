@@ -80,18 +80,27 @@ __attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = 
  * (devrt_emu_call_fn), so that the compiler passes each as the host ABI wants, structs by
  * value included; GPU code objects record their parameters themselves. DEVRT_KERNEL alone is
  * the attribute, for kernels written as plain functions, whose arguments the emulation
- * backend cannot check and passes through libffi, scalars and pointers only.
+ * backend cannot check and passes through libffi, scalars and pointers only. A parameter
+ * of array type (a typedef of one) is not supported: C makes it a pointer, while the
+ * emulation would record and pass the array's size.
  */
 #if defined(DEVRT_TARGET_EMU)
-#define DEVRT_EMU_VALUE(t, i) (*(__typeof__(t) *)__devrt_values[i])
+#ifdef __cplusplus
+#define DEVRT_EMU_DECLARE extern "C"
+#define DEVRT_EMU_VALUE(t, i) (*static_cast<__typeof__(t) *>(__devrt_emu_values[i]))
+#else
+#define DEVRT_EMU_DECLARE extern
+#define DEVRT_EMU_VALUE(t, i) (*(__typeof__(t) *)__devrt_emu_values[i])
+#endif
 #define DEVRT_KERNEL_SIGNATURE(name, types, call, count, ...)                                      \
     DEVRT_KERNEL void name types;                                                                  \
+    DEVRT_EMU_DECLARE const struct devrt_emu_signature __devrt_signature_##name;                   \
     DEVRT_EXTERN_C __attribute__((visibility("default")))                                          \
     const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};            \
     DEVRT_EXTERN_C __attribute__((visibility("default"))) devrt_emu_call_fn __devrt_call_##name;   \
-    DEVRT_EXTERN_C void __devrt_call_##name(void *const *__devrt_values)                           \
+    DEVRT_EXTERN_C void __devrt_call_##name(void *const *__devrt_emu_values)                       \
     {                                                                                              \
-        (void)__devrt_values;                                                                      \
+        (void)__devrt_emu_values;                                                                  \
         name call;                                                                                 \
     }
 #else
@@ -237,7 +246,8 @@ template <class T>
 DEVRT_PRINTF_WRAPPER struct devrt_printf_state *
 devrt_printf_append_any(struct devrt_printf_state *state, T *x)
 {
-    return devrt_printf_append_ptr(state, (const void *)x);
+    return devrt_printf_append_ptr(
+        state, const_cast<const void *>(reinterpret_cast<const volatile void *>(x)));
 }
 DEVRT_PRINTF_WRAPPER struct devrt_printf_state *
 devrt_printf_state_here(struct devrt_printf_state &&state)

@@ -294,9 +294,11 @@ static void test_launch(const char *path)
 
 /*
  * Structs by value (struct_kernels.c) through the host API on the emulation. The asynchronous
- * launch copies their bytes: the caller overwrites its structs before the kernel runs, and the
- * kernel still sees what was given. Bad DEVRT_ARG_BYTES and unknown types are refused before
- * any backend sees them; the plain kernel, which has no caller, is refused a struct.
+ * launch copies their bytes: queued behind a kernel that holds the stream, it cannot have
+ * started when the caller overwrites its structs, and the kernel still sees what was given.
+ * Bad DEVRT_ARG_BYTES, unknown types and a size on another type (a positional initializer
+ * written for an older devrt_arg) are refused before any backend sees them; the plain
+ * kernel, which has no caller, is refused a struct.
  */
 static void test_bytes(const char *path)
 {
@@ -312,13 +314,22 @@ static void test_bytes(const char *path)
     struct devrt_launch_config config = harness_grid1(1, 64);
     struct devrt_arg args[] = {DEVRT_ARG_BYTES(&p, sizeof p), DEVRT_ARG_UINT(9),
                                DEVRT_ARG_BYTES(&w, sizeof w), DEVRT_ARG_PTR(out)};
-    uint64_t launch;
-    int status = devrt_launch_async(module, "by_value", &config, args, 4, NULL, &launch);
+    uint32_t *release = devrt_mem_alloc(device, sizeof *release);
+    if (!out || !release)
+        exit(1);
+    *release = 0;
+    struct devrt_arg hold_args[] = {DEVRT_ARG_PTR(release)};
+    uint64_t held, launch = 0;
+    int status = devrt_launch_async(module, "hold", &config, hold_args, 1, NULL, &held);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_async(module, "by_value", &config, args, 4, NULL, &launch);
     memset(&p, 0xff, sizeof p);
     memset(&w, 0xff, sizeof w);
-    if (status == DEVRT_SUCCESS)
+    __atomic_store_n(release, 1u, __ATOMIC_RELEASE);
+    if (launch)
         status = devrt_launch_wait(device, launch, NULL);
     CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_launch_wait(device, held, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
     CHECK(sink.data && !strcmp(sink.data, "1.5 -2 7 9 0.25 -3 200\n"), "printed %s",
           sink.data ? sink.data : "nothing");
     CHECK(out && !memcmp(out, &given, sizeof given), "the kernel wrote back %g %g %d",
@@ -343,9 +354,14 @@ static void test_bytes(const char *path)
          "kernel by_value takes 4 arguments (12 bytes, 4 bytes, 40 bytes, 8 bytes), given 4 "
          "(bytes: 8 bytes, u32: 4 bytes, bytes: 40 bytes, pointer: 8 bytes); argument 1 is 8 "
          "bytes where the kernel takes 12"},
+        {"a size on a u32",
+         "by_value",
+         {.type = DEVRT_ARG_U32, .size = 4, .value = {.u32 = 1}},
+         DEVRT_ERROR_INVALID_ARGUMENT,
+         "devrt_launch: argument 1, a u32, has a size (4), which only DEVRT_ARG_BYTES has"},
         {"plain", "plain_by_value", DEVRT_ARG_BYTES(&given, sizeof given), DEVRT_ERROR_ARGUMENTS,
          "kernel plain_by_value: argument 1 is 12 bytes by value, which the emulation passes "
-         "only to kernels declared with DEVRT_KERNELn"},
+         "only to kernels declared with DEVRT_KERNELn against this devrt"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         struct devrt_arg bad[] = {cases[i].arg, args[1], DEVRT_ARG_BYTES(&w, sizeof w), args[3]};
@@ -357,6 +373,7 @@ static void test_bytes(const char *path)
               "%s: message %s", cases[i].what, devrt_last_error());
     }
     devrt_mem_free(device, out);
+    devrt_mem_free(device, release);
     free(sink.data);
     devrt_module_unload(module);
     devrt_device_close(device);

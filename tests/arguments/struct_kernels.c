@@ -19,6 +19,13 @@ DEVRT_KERNEL4(by_value, struct devrt_test_point, p, uint32_t, k, struct devrt_te
         *out = p;
 }
 
+/* Holds its stream until the host sets *release, so that the host acts before what follows. */
+DEVRT_KERNEL1(hold, uint32_t *, release)
+{
+    while (!__atomic_load_n(release, __ATOMIC_ACQUIRE))
+        ;
+}
+
 /* A plain function: the emulation has no caller for it, so it cannot pass it a struct. */
 DEVRT_KERNEL void plain_by_value(struct devrt_test_point p)
 {

@@ -195,8 +195,7 @@ static void run(struct launch *l)
 {
     ffi_type *types[16];
     for (size_t i = 0; i < l->arg_count; ++i) {
-        ffi_type *type = devrt_emu_ffi_type(l->args[i].type);
-        types[i] = type ? type : &ffi_type_void;
+        types[i] = devrt_emu_ffi_type(l->args[i].type); /* each known: fake_gpu_launch */
         values[i] = &l->args[i].value;
     }
     ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)l->arg_count, &ffi_type_void, types);
@@ -270,6 +269,9 @@ int fake_gpu_launch(struct fake_gpu_module *module, const char *kernel, const ui
     void (*fn)(void) = (void (*)(void))dlsym(module->handle, kernel);
     if (!fn || !module->enter || arg_count > 16)
         return -1;
+    for (size_t i = 0; i < arg_count; ++i)
+        if (!devrt_emu_ffi_type(args[i].type))
+            return -1; /* a struct by value: libffi would need its fields' types */
     struct launch *l = calloc(1, sizeof *l);
     l->module = module;
     l->fn = fn;

@@ -191,9 +191,14 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int 
     if (extra || fake_gpu_global(f->module->module, symbol, &address, &size) != 0)
         return hipErrorInvalidValue;
     const struct devrt_emu_signature *signature = address;
-    struct devrt_arg args[DEVRT_EMU_MAX_PARAMETERS];
+    if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
+        return hipErrorInvalidValue;
+    struct devrt_arg args[DEVRT_EMU_MAX_PARAMETERS] = {{0}};
     for (uint32_t i = 0; i < signature->count; ++i) {
-        args[i].type = harness_unsigned_arg_type(signature->size[i]);
+        /* Scalars and pointers only: the fake GPU calls kernels through libffi. */
+        args[i].type = harness_sized_arg_type(signature->size[i]);
+        if (args[i].type == DEVRT_ARG_BYTES)
+            return hipErrorInvalidValue;
         memcpy(&args[i].value, params[i], signature->size[i]);
     }
     const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};

@@ -118,16 +118,17 @@ static inline struct devrt_launch_config harness_grid1(uint32_t groups, uint32_t
 }
 
 /*
- * The unsigned argument type of a parameter of SIZE bytes, for launchers that know only
- * sizes (a HIP parameter list, fuzzed metadata); sizes no type has map to 8 bytes.
+ * The argument type of a parameter of SIZE bytes, for launchers that know only sizes (a HIP
+ * parameter list, fuzzed metadata): unsigned where an integer has the size, else bytes.
  */
-static inline enum devrt_arg_type harness_unsigned_arg_type(size_t size)
+static inline enum devrt_arg_type harness_sized_arg_type(size_t size)
 {
     switch (size) {
     case 1: return DEVRT_ARG_U8;
     case 2: return DEVRT_ARG_U16;
     case 4: return DEVRT_ARG_U32;
-    default: return DEVRT_ARG_U64;
+    case 8: return DEVRT_ARG_U64;
+    default: return DEVRT_ARG_BYTES;
     }
 }
 

@@ -10,5 +10,7 @@ DEVRT_KERNEL2(scale, float *, data, uint32_t, n)
     if (i == 0)
         devrt_printf("scaled %u values of %s, %.1f each\n", n, "four", 0.5);
     void *block = devrt_malloc(16);
+    if (!block) /* a pointer through the template overload */
+        devrt_printf("no block for %p\n", static_cast<void *>(data));
     devrt_free(block);
 }

@@ -29,6 +29,7 @@ enum devrt_backend devrt_image_backend(const char *path)
 
 /* Touch what the code hands out, so that the sanitizer checks it. */
 static volatile size_t sink;
+static const uint8_t zeros[1u << 16];
 
 /* Every kernel dispatched with arguments of the sizes it declares and a geometry taken from
    the input, on no particular GPU and on the image's own. */
@@ -44,9 +45,17 @@ static void dispatch_all(const struct devrt_amdgpu_metadata *m, const uint8_t *d
         struct devrt_arg *args = calloc(k->explicit_count ? k->explicit_count : 1, sizeof *args);
         if (!args)
             return;
-        for (size_t a = 0, e = 0; a < k->arg_count; ++a)
-            if (!k->args[a].hidden)
-                args[e++].type = harness_unsigned_arg_type(k->args[a].size);
+        for (size_t a = 0, e = 0; a < k->arg_count; ++a) {
+            if (k->args[a].hidden)
+                continue;
+            /* Other sizes as bytes, up to what zeros holds (larger ones are refused). */
+            struct devrt_arg *arg = &args[e++];
+            arg->type = harness_sized_arg_type(k->args[a].size);
+            if (arg->type == DEVRT_ARG_BYTES && k->args[a].size <= sizeof zeros) {
+                arg->size = k->args[a].size;
+                arg->value.pointer = (void *)zeros;
+            }
+        }
         for (int pass = 0; pass < 2; ++pass) {
             struct devrt_amdgpu_agent agent = {.isa = pass ? m->isa : NULL};
             struct devrt_amdgpu_dispatch d;

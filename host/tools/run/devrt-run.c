@@ -221,6 +221,21 @@ static const char *type_name(enum devrt_arg_type type)
     return type == DEVRT_ARG_POINTER ? "buf" : type == DEVRT_ARG_F32 ? "f32" : "f64";
 }
 
+/* bytes:HEX as given, its end cut to "..." where TEXT has no room for it. */
+static void describe_bytes(const struct devrt_arg *arg, char *text, size_t size)
+{
+    const unsigned char *bytes = arg->value.pointer;
+    size_t used = (size_t)snprintf(text, size, "bytes:");
+    for (uint32_t i = 0; i < arg->size; ++i) {
+        bool last = i + 1 == arg->size;
+        if (used + 2 + (last ? 0 : 3) >= size) {
+            snprintf(text + used, size - used, "...");
+            return;
+        }
+        used += (size_t)snprintf(text + used, size - used, "%02x", bytes[i]);
+    }
+}
+
 /* The argument as given on the command line, beside its bytes. */
 static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text, size_t size)
 {
@@ -234,7 +249,7 @@ static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text,
     case DEVRT_ARG_U8: snprintf(text, size, "u8:%u", arg->value.u8); break;
     case DEVRT_ARG_I16: snprintf(text, size, "i16:%d", arg->value.i16); break;
     case DEVRT_ARG_U16: snprintf(text, size, "u16:%u", arg->value.u16); break;
-    case DEVRT_ARG_BYTES: snprintf(text, size, "bytes: %u of them", arg->size); break;
+    case DEVRT_ARG_BYTES: describe_bytes(arg, text, size); break;
     default:
         snprintf(text, size, "%s:%llu", type_name(arg->type), (unsigned long long)arg->value.u64);
     }
