@@ -18,6 +18,8 @@ _Static_assert(DEVRT_OUTPUT_RAW == DEVRT_OUTPUT_CONTEXT_RAW &&
 
 void devrt_module_set_output_file(devrt_module *module, FILE *file)
 {
+    if (!module)
+        return;
     pthread_mutex_lock(&module->output_lock);
     module->output_file = file;
     module->output_fn = NULL; /* the latest choice wins */
@@ -27,6 +29,8 @@ void devrt_module_set_output_file(devrt_module *module, FILE *file)
 
 void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn, void *context)
 {
+    if (!module)
+        return;
     pthread_mutex_lock(&module->output_lock);
     module->output_fn = fn;
     module->output_context = context;

@@ -1,0 +1,90 @@
+/*
+ * The host API given what a program can get wrong (include/devrt/host.h): handles that are
+ * NULL, and sizes of memory no block can have. One case per invocation:
+ *
+ *   host_api_test null_handles    the functions that return nothing take NULL and do nothing
+ *   host_api_test mem_alloc_limits  devrt_mem_alloc refuses 0 bytes, no device and sizes past
+ *                                 PTRDIFF_MAX with NULL and a message (the emulation's
+ *                                 rounding wrapped SIZE_MAX to a 256-byte block)
+ *   host_api_test mem_alloc_control the same device gives a block it can: the refusals above
+ *                                 are of the sizes, not of every allocation
+ *
+ * Exits 0 when the case holds, 1 when it does not (a crash is the failure before the fix).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+static void null_handles(void)
+{
+    devrt_module_set_output_file(NULL, stdout);
+    devrt_module_set_output_callback(NULL, NULL, NULL);
+    devrt_module_set_report_file(NULL, stderr);
+    devrt_module_unload(NULL);
+    devrt_stream_destroy(NULL);
+    devrt_mem_free(NULL, NULL);
+    devrt_device_close(NULL);
+    CHECK(devrt_device_backend(NULL) == DEVRT_BACKEND_AUTO, "got backend %d",
+          (int)devrt_device_backend(NULL));
+}
+
+/* SIZE bytes refused with NULL and a message that names WORD. */
+static void refused(devrt_device *device, size_t size, const char *word)
+{
+    void *block = devrt_mem_alloc(device, size);
+    CHECK(block == NULL, "%zu bytes gave %p", size, block);
+    CHECK(strstr(devrt_last_error(), word) != NULL, "%zu bytes: message \"%s\" lacks \"%s\"", size,
+          devrt_last_error(), word);
+    devrt_mem_free(device, block);
+}
+
+static void mem_alloc_limits(devrt_device *device)
+{
+    refused(NULL, 64, "no device");
+    refused(device, 0, "0 bytes");
+    refused(device, SIZE_MAX, "more than any block");
+    refused(device, SIZE_MAX - 255, "more than any block");
+    refused(device, (size_t)PTRDIFF_MAX + 1, "more than any block");
+}
+
+static void mem_alloc_control(devrt_device *device)
+{
+    size_t sizes[] = {1, 300, 1u << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+        unsigned char *block = devrt_mem_alloc(device, sizes[i]);
+        CHECK(block != NULL, "%zu bytes: %s", sizes[i], devrt_last_error());
+        if (!block)
+            continue;
+        CHECK(block[0] == 0 && block[sizes[i] - 1] == 0, "%zu bytes are not zeroed", sizes[i]);
+        memset(block, 0xa5, sizes[i]);
+        devrt_mem_free(device, block);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: host_api_test null_handles|mem_alloc_limits|mem_alloc_control\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "null_handles")) {
+        null_handles();
+        return failures ? 1 : 0;
+    }
+    devrt_device *device;
+    if (devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open the emulation: %s\n", devrt_last_error());
+        return 1;
+    }
+    if (!strcmp(argv[1], "mem_alloc_limits"))
+        mem_alloc_limits(device);
+    else if (!strcmp(argv[1], "mem_alloc_control"))
+        mem_alloc_control(device);
+    else {
+        fprintf(stderr, "unknown case %s\n", argv[1]);
+        failures++;
+    }
+    devrt_device_close(device);
+    return failures ? 1 : 0;
+}
