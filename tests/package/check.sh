@@ -15,9 +15,10 @@
 #                                       host.h's argument macros work in both
 #   check.sh consumer      WORK PREFIX [-DVAR=VALUE...]   copy PREFIX to a path with a
 #                                       space (a moved prefix), build a user's own project
-#                                       there with the three kernel rules, in Release and
-#                                       Debug, and run its emulation kernel; find_package
-#                                       with a component must fail naming it
+#                                       there with the three kernel rules, in Release, Debug
+#                                       and without the dependencies' .pc files, and run its
+#                                       emulation kernel with the shared and static runtime;
+#                                       find_package with a component must fail naming it
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -184,16 +185,27 @@ project(consumer C)
 find_package(devrt 0.1 REQUIRED)
 add_executable(app main.c)
 target_link_libraries(app PRIVATE devrt::runtime)
+add_executable(app_static main.c)
+target_link_libraries(app_static PRIVATE devrt::runtime_static)
 devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
 devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
 devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
 enable_testing()
 add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
 EOF
-    for type in Release Debug; do
+    # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
+    # on a machine with the .deb and its dependencies but not their -dev packages.
+    mkdir -p "$work/no-pc"
+    PKG_CONFIG_LIBDIR="$moved/lib/pkgconfig" pkg-config --cflags --libs devrt >/dev/null ||
+        fail "pkg-config devrt needs the .pc files of devrt's dependencies"
+    for type in Release Debug bare; do
         build="$work/build $type"
-        cmake -S "$work/project" -B "$build" -G "Unix Makefiles" -DCMAKE_PREFIX_PATH="$moved" \
-            -DCMAKE_BUILD_TYPE=$type "${@:4}"
+        env=()
+        [[ $type == bare ]] && env=(env PKG_CONFIG_LIBDIR="$work/no-pc")
+        "${env[@]}" cmake -S "$work/project" -B "$build" -G "Unix Makefiles" \
+            -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_BUILD_TYPE=${type/bare/Release} "${@:4}" ||
+            fail "find_package(devrt) failed ($type)"
         cmake --build "$build" -j2 || fail "the $type build against \"$moved\" failed"
         ctest --test-dir "$build" --output-on-failure --no-tests=error || fail "$type: the program failed"
     done
