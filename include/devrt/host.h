@@ -284,7 +284,8 @@ int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *
  * lane arrives as one unit, whole, while the kernel runs; units of different lanes never
  * interleave. A unit goes to the module's output file (default stdout; NULL discards
  * output), or to its callback if one is set. STREAM says which device context the unit
- * came from. The server thread calls the callback, one unit at a time.
+ * came from. The server thread calls the callback, one unit at a time; the callback may
+ * choose the module's output anew (the two calls below), and the units after it go there.
  */
 enum devrt_output_stream {
     DEVRT_OUTPUT_RAW = 1,   /* devrt_output_context(): bytes as the device wrote them */

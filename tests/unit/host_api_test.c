@@ -8,6 +8,9 @@
  *                                 rounding wrapped SIZE_MAX to a 256-byte block)
  *   host_api_test mem_alloc_control the same device gives a block it can: the refusals above
  *                                 are of the sizes, not of every allocation
+ *   host_api_test callback_switches IMAGE  an output callback that sends the module's output
+ *                                 to a file: the later lines go there (the server called the
+ *                                 callback holding the lock the setter took: it hung)
  *
  * Exits 0 when the case holds, 1 when it does not (a crash is the failure before the fix).
  */
@@ -62,10 +65,49 @@ static void mem_alloc_control(devrt_device *device)
     }
 }
 
+static devrt_module *switching; /* the module whose callback switches its output */
+static FILE *switched_to;
+static unsigned called_back;
+
+static void switch_to_file(void *context, uint32_t stream, const char *data, size_t size)
+{
+    (void)context;
+    (void)stream;
+    (void)data;
+    (void)size;
+    if (++called_back == 1)
+        devrt_module_set_output_file(switching, switched_to);
+}
+
+/* tagged (tests/kernels/launch.c): lane 0 prints "launch 0 line N" for N = 0, 1, 2. */
+static void callback_switches(devrt_device *device, const char *image)
+{
+    CHECK(devrt_module_load(device, image, &switching) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    uint32_t *ran = devrt_mem_alloc(device, sizeof *ran);
+    switched_to = tmpfile();
+    if (!switching || !ran || !switched_to)
+        return;
+    devrt_module_set_output_callback(switching, switch_to_file, NULL);
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(0), DEVRT_ARG_UINT(0), DEVRT_ARG_PTR(ran)};
+    int status = devrt_launch(switching, "tagged", &config, args, 3, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s: %s", devrt_status_string(status), devrt_last_error());
+    CHECK(called_back == 1, "the callback ran %u times", called_back);
+    char written[256] = "";
+    rewind(switched_to);
+    size_t n = fread(written, 1, sizeof written - 1, switched_to);
+    written[n] = '\0';
+    CHECK(!strcmp(written, "launch 0 line 1\nlaunch 0 line 2\n"), "the file has \"%s\"", written);
+    devrt_module_unload(switching);
+    devrt_mem_free(device, ran);
+    fclose(switched_to);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: host_api_test null_handles|mem_alloc_limits|mem_alloc_control\n");
+    if (argc < 2) {
+        fprintf(stderr, "usage: host_api_test null_handles|mem_alloc_limits|mem_alloc_control|"
+                        "callback_switches IMAGE\n");
         return 2;
     }
     if (!strcmp(argv[1], "null_handles")) {
@@ -81,6 +123,8 @@ int main(int argc, char **argv)
         mem_alloc_limits(device);
     else if (!strcmp(argv[1], "mem_alloc_control"))
         mem_alloc_control(device);
+    else if (!strcmp(argv[1], "callback_switches") && argc == 3)
+        callback_switches(device, argv[2]);
     else {
         fprintf(stderr, "unknown case %s\n", argv[1]);
         failures++;
