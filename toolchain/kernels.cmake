@@ -11,6 +11,9 @@
 # devrt::nvptx_bitcode (property DEVRT_BITCODE_FILE; DEVRT_BITCODE_TARGET names the target
 # that builds it, in devrt's own build), the headers from DEVRT_INCLUDE_DIR, and the LLVM
 # tools from devrt_find_llvm() (toolchain/llvm.cmake), which the amdgcn and nvptx rules call.
+# DEVRT_KERNEL_WARNINGS, empty unless set, holds warning options for the nvptx rule's
+# compiles: devrt's own build makes its kernels' warnings errors there, while a consumer's
+# kernel builds with each rule under the same flags, as the compiler's defaults give them.
 
 # The bitcode file of devrt::<kind>_bitcode in FILE_VAR, and the target that builds it
 # (empty for an installed package) in TARGET_VAR.
@@ -95,7 +98,7 @@ function(devrt_add_nvptx_kernel name)
     add_custom_command(
       OUTPUT "${obj}"
       COMMAND "${DEVRT_CLANG}" -target nvptx64-nvidia-cuda -march=${arg_ARCH} -nogpulib
-              -ffreestanding -std=c17 -O2 -Wall -Wextra -Werror
+              -ffreestanding -std=c17 -O2 ${DEVRT_KERNEL_WARNINGS}
               -Xclang -target-feature -Xclang +ptx78 ${flags}
               -I "${DEVRT_INCLUDE_DIR}"
               -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"

@@ -24,14 +24,16 @@ get_property(DEVRT_HAVE_AMDGPU_METADATA GLOBAL PROPERTY DEVRT_HAVE_AMDGPU_METADA
 if(NOT DEVRT_HAVE_AMDGPU_METADATA)
   set(DEVRT_HAVE_AMDGPU_METADATA 0)
 endif()
-set(requires)
+# The static runtime's libraries by name, not as Requires.private: pkg-config checks that
+# every required package's .pc file is there even without --static, and those come with
+# the -dev packages, which a machine that only links the shared runtime need not have.
+set(DEVRT_PC_LIBS_PRIVATE "")
 if(DEVRT_HAVE_EMU)
-  list(APPEND requires libffi)
+  string(APPEND DEVRT_PC_LIBS_PRIVATE " -lffi")
 endif()
 if(DEVRT_HAVE_AMDGPU_METADATA)
-  list(APPEND requires libelf msgpack)
+  string(APPEND DEVRT_PC_LIBS_PRIVATE " -lelf -lmsgpackc")
 endif()
-string(JOIN " " DEVRT_PC_REQUIRES_PRIVATE ${requires})
 install(EXPORT devrt-targets NAMESPACE devrt:: FILE devrtTargets.cmake DESTINATION ${cmake_dir})
 configure_package_config_file(toolchain/package/devrtConfig.cmake.in
   "${PROJECT_BINARY_DIR}/package/devrtConfig.cmake"

@@ -1,5 +1,7 @@
 /* Devices: choosing a backend, opening it, its memory, and its server. */
 #include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +142,7 @@ void devrt_device_close(devrt_device *device)
 
 enum devrt_backend devrt_device_backend(const devrt_device *device)
 {
-    return device->ops->kind;
+    return device ? device->ops->kind : DEVRT_BACKEND_AUTO;
 }
 
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info)
@@ -195,9 +197,22 @@ int devrt_device_image_path(const devrt_device *device, const char *pattern, cha
 
 void *devrt_mem_alloc(devrt_device *device, size_t size)
 {
-    if (!device || size == 0)
+    if (!device || size == 0) {
+        devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_mem_alloc: %s",
+                   device ? "a size of 0 bytes" : "no device");
         return NULL;
-    return device->ops->alloc(device, size, DEVRT_MEMORY_HOST);
+    }
+    /* No C object is larger (malloc refuses it too), and the backends round sizes up to
+       their blocks: past this, the rounding would wrap to a small block. */
+    if (size > PTRDIFF_MAX) {
+        devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "devrt_mem_alloc: %zu bytes is more than any block",
+                   size);
+        return NULL;
+    }
+    void *memory = device->ops->alloc(device, size, DEVRT_MEMORY_HOST);
+    if (!memory)
+        devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "devrt_mem_alloc: no memory for %zu bytes", size);
+    return memory;
 }
 
 void devrt_mem_free(devrt_device *device, void *ptr)

@@ -263,7 +263,8 @@ int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *
 
 void devrt_module_set_report_file(devrt_module *module, FILE *file)
 {
-    module->report_file = file;
+    if (module)
+        module->report_file = file;
 }
 
 /*

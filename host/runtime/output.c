@@ -16,21 +16,44 @@ _Static_assert(DEVRT_OUTPUT_RAW == DEVRT_OUTPUT_CONTEXT_RAW &&
                    DEVRT_OUTPUT_PRINTF == DEVRT_OUTPUT_CONTEXT_PRINTF,
                "the host's output streams are the device's output contexts");
 
+/*
+ * The module whose output callback this thread (the server) is calling, with the module's
+ * output lock held: the callback may choose where the module's output goes next, which
+ * must not wait for the lock its own caller holds.
+ */
+static _Thread_local devrt_module *in_callback;
+
+static void lock_output(devrt_module *module)
+{
+    if (in_callback != module)
+        pthread_mutex_lock(&module->output_lock);
+}
+
+static void unlock_output(devrt_module *module)
+{
+    if (in_callback != module)
+        pthread_mutex_unlock(&module->output_lock);
+}
+
 void devrt_module_set_output_file(devrt_module *module, FILE *file)
 {
-    pthread_mutex_lock(&module->output_lock);
+    if (!module)
+        return;
+    lock_output(module);
     module->output_file = file;
     module->output_fn = NULL; /* the latest choice wins */
     module->output_context = NULL;
-    pthread_mutex_unlock(&module->output_lock);
+    unlock_output(module);
 }
 
 void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn, void *context)
 {
-    pthread_mutex_lock(&module->output_lock);
+    if (!module)
+        return;
+    lock_output(module);
     module->output_fn = fn;
     module->output_context = context;
-    pthread_mutex_unlock(&module->output_lock);
+    unlock_output(module);
 }
 
 void devrt_output_flush(devrt_module *module)
@@ -53,21 +76,22 @@ struct units {
 
 /*
  * To a callback one unit at a time; to a file in one write, which cannot cut or interleave
- * a unit either, and costs one lock of the FILE instead of one per lane.
+ * a unit either, and costs one lock of the FILE instead of one per lane. A callback that
+ * sends the output elsewhere sends the request's next units there too.
  */
 static void write_units(devrt_module *module, const struct devrt_text *text,
                         const struct units *units)
 {
-    if (module->output_fn) {
-        size_t start = 0;
-        for (uint32_t i = 0; i < units->count; ++i) {
-            module->output_fn(module->output_context, units->stream[i], text->data + start,
-                              units->end[i] - start);
-            start = units->end[i];
-        }
-    } else if (module->output_file && units->count) {
-        fwrite(text->data, 1, units->end[units->count - 1], module->output_file);
+    size_t start = 0;
+    for (uint32_t i = 0; i < units->count && module->output_fn; ++i) {
+        in_callback = module;
+        module->output_fn(module->output_context, units->stream[i], text->data + start,
+                          units->end[i] - start);
+        in_callback = NULL;
+        start = units->end[i];
     }
+    if (!module->output_fn && module->output_file && units->count)
+        fwrite(text->data + start, 1, units->end[units->count - 1] - start, module->output_file);
 }
 
 static int serve(struct devrt_request *request, const char *what)

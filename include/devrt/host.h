@@ -215,13 +215,24 @@ struct devrt_heap_stats {
         failed_allocations; /* allocations that returned NULL, sizes past the maximum included */
 };
 
-/* Device memory that kernels and the host can both read and write. */
+/*
+ * Device memory that kernels and the host can both read and write, zeroed. NULL (and
+ * devrt_last_error() says why) for no device, a size of 0, or memory the device cannot give.
+ * devrt_mem_free takes only what devrt_mem_alloc of the same device returned, or NULL.
+ */
 void *devrt_mem_alloc(devrt_device *device, size_t size);
 void devrt_mem_free(devrt_device *device, void *ptr);
 
+/*
+ * devrt_device_close unloads the modules still loaded on DEVICE (waiting for their
+ * launches) and destroys its streams: their handles, like the device's, are not to be used
+ * after it. Unloading a module twice, or using it after its unload, is as undefined as a
+ * double free(). The functions that return nothing take NULL and do nothing.
+ */
 int devrt_device_open(enum devrt_backend backend, int index,
                       const struct devrt_device_options *options, devrt_device **device);
 void devrt_device_close(devrt_device *device);
+/* DEVRT_BACKEND_AUTO for NULL. */
 enum devrt_backend devrt_device_backend(const devrt_device *device);
 
 /* What a device is, as devrt-run --list shows it. */
@@ -293,7 +304,8 @@ int devrt_module_get_info(const devrt_module *module, struct devrt_module_info *
  * lane arrives as one unit, whole, while the kernel runs; units of different lanes never
  * interleave. A unit goes to the module's output file (default stdout; NULL discards
  * output), or to its callback if one is set. STREAM says which device context the unit
- * came from. The server thread calls the callback, one unit at a time.
+ * came from. The server thread calls the callback, one unit at a time; the callback may
+ * choose the module's output anew (the two calls below), and the units after it go there.
  */
 enum devrt_output_stream {
     DEVRT_OUTPUT_RAW = 1,   /* devrt_output_context(): bytes as the device wrote them */

@@ -13,6 +13,12 @@
 #   check.sh headers       WORK PREFIX  each installed header alone compiles as C17 and as
 #                                       C++17 (g++ -Wall -Wextra -pedantic -Werror), and
 #                                       host.h's argument macros work in both
+#   check.sh consumer      WORK PREFIX [-DVAR=VALUE...]   copy PREFIX to a path with a
+#                                       space (a moved prefix), build a user's own project
+#                                       there with the three kernel rules, in Release, Debug
+#                                       and without the dependencies' .pc files, and run its
+#                                       emulation kernel with the shared and static runtime;
+#                                       find_package with a component must fail naming it
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -131,8 +137,90 @@ EOF
         { echo "host.h's argument macros: wrong in C++17"; status=1; }
     [[ $status -eq 0 ]] || fail "headers under $3/include do not compile alone"
     ;;
+consumer)
+    [[ $# -ge 3 ]] || exit 2
+    work=$2/consumer
+    rm -rf "$work"
+    moved="$work/moved prefix/devrt"
+    mkdir -p "$work/project" "$work/component" "$(dirname "$moved")"
+    cp -a "$3" "$moved"
+    # A user's kernel with what compilers warn about and users leave in (an unused variable
+    # and parameter): each rule builds it as its compiler takes it by default.
+    cat >"$work/project/kernel.c" <<'EOF'
+#include <devrt/devrt.h>
+
+DEVRT_KERNEL2(scaled, uint32_t *, out, uint32_t, unused_factor)
+{
+    int unused;
+    uint32_t id = (uint32_t)devrt_global_id(DEVRT_X);
+    out[id] = 3 * id;
+}
+EOF
+    cat >"$work/project/main.c" <<'EOF'
+#include <devrt/host.h>
+
+int main(int argc, char **argv)
+{
+    devrt_device *device;
+    devrt_module *module;
+    if (argc != 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
+        return 2;
+    if (devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS)
+        return fprintf(stderr, "%s\n", devrt_last_error()), 2;
+    uint32_t *out = devrt_mem_alloc(device, 64 * sizeof *out);
+    struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(1)};
+    int wrong = devrt_launch(module, "scaled", &config, args, 2, NULL) != DEVRT_SUCCESS;
+    for (uint32_t i = 0; i < 64 && !wrong; ++i)
+        wrong = out[i] != 3 * i;
+    devrt_mem_free(device, out);
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    return wrong;
+}
+EOF
+    cat >"$work/project/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(consumer C)
+find_package(devrt 0.1 REQUIRED)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE devrt::runtime)
+add_executable(app_static main.c)
+target_link_libraries(app_static PRIVATE devrt::runtime_static)
+devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
+devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
+devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
+enable_testing()
+add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
+EOF
+    # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
+    # on a machine with the .deb and its dependencies but not their -dev packages.
+    mkdir -p "$work/no-pc"
+    PKG_CONFIG_LIBDIR="$moved/lib/pkgconfig" pkg-config --cflags --libs devrt >/dev/null ||
+        fail "pkg-config devrt needs the .pc files of devrt's dependencies"
+    for type in Release Debug bare; do
+        build="$work/build $type"
+        env=()
+        [[ $type == bare ]] && env=(env PKG_CONFIG_LIBDIR="$work/no-pc")
+        "${env[@]}" cmake -S "$work/project" -B "$build" -G "Unix Makefiles" \
+            -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_BUILD_TYPE=${type/bare/Release} "${@:4}" ||
+            fail "find_package(devrt) failed ($type)"
+        cmake --build "$build" -j2 || fail "the $type build against \"$moved\" failed"
+        ctest --test-dir "$build" --output-on-failure --no-tests=error || fail "$type: the program failed"
+    done
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(component C)' \
+        'find_package(devrt 0.1 REQUIRED COMPONENTS nonesuch)' >"$work/component/CMakeLists.txt"
+    if out=$(cmake -S "$work/component" -B "$work/component/build" \
+        -DCMAKE_PREFIX_PATH="$moved" 2>&1); then
+        fail "find_package(devrt COMPONENTS nonesuch) found devrt"
+    fi
+    # CMake wraps the message's lines.
+    grep -q "devrt has no components (asked for nonesuch)" <<<"$(tr -s ' \n' ' ' <<<"$out")" ||
+        fail "find_package(devrt COMPONENTS nonesuch) failed without naming it: $out"
+    ;;
 *)
-    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers ..." >&2
+    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers|consumer ..." >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,134 @@
+/*
+ * The host API given what a program can get wrong (include/devrt/host.h): handles that are
+ * NULL, and sizes of memory no block can have. One case per invocation:
+ *
+ *   host_api_test null_handles    the functions that return nothing take NULL and do nothing
+ *   host_api_test mem_alloc_limits  devrt_mem_alloc refuses 0 bytes, no device and sizes past
+ *                                 PTRDIFF_MAX with NULL and a message (the emulation's
+ *                                 rounding wrapped SIZE_MAX to a 256-byte block)
+ *   host_api_test mem_alloc_control the same device gives a block it can: the refusals above
+ *                                 are of the sizes, not of every allocation
+ *   host_api_test callback_switches IMAGE  an output callback that sends the module's output
+ *                                 to a file: the later lines go there (the server called the
+ *                                 callback holding the lock the setter took: it hung)
+ *
+ * Exits 0 when the case holds, 1 when it does not (a crash is the failure before the fix).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+static void null_handles(void)
+{
+    devrt_module_set_output_file(NULL, stdout);
+    devrt_module_set_output_callback(NULL, NULL, NULL);
+    devrt_module_set_report_file(NULL, stderr);
+    devrt_module_unload(NULL);
+    devrt_stream_destroy(NULL);
+    devrt_mem_free(NULL, NULL);
+    devrt_device_close(NULL);
+    CHECK(devrt_device_backend(NULL) == DEVRT_BACKEND_AUTO, "got backend %d",
+          (int)devrt_device_backend(NULL));
+}
+
+/* SIZE bytes refused with NULL and a message that names WORD. */
+static void refused(devrt_device *device, size_t size, const char *word)
+{
+    void *block = devrt_mem_alloc(device, size);
+    CHECK(block == NULL, "%zu bytes gave %p", size, block);
+    CHECK(strstr(devrt_last_error(), word) != NULL, "%zu bytes: message \"%s\" lacks \"%s\"", size,
+          devrt_last_error(), word);
+    devrt_mem_free(device, block);
+}
+
+static void mem_alloc_limits(devrt_device *device)
+{
+    refused(NULL, 64, "no device");
+    refused(device, 0, "0 bytes");
+    refused(device, SIZE_MAX, "more than any block");
+    refused(device, SIZE_MAX - 255, "more than any block");
+    refused(device, (size_t)PTRDIFF_MAX + 1, "more than any block");
+}
+
+static void mem_alloc_control(devrt_device *device)
+{
+    size_t sizes[] = {1, 300, 1u << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+        unsigned char *block = devrt_mem_alloc(device, sizes[i]);
+        CHECK(block != NULL, "%zu bytes: %s", sizes[i], devrt_last_error());
+        if (!block)
+            continue;
+        CHECK(block[0] == 0 && block[sizes[i] - 1] == 0, "%zu bytes are not zeroed", sizes[i]);
+        memset(block, 0xa5, sizes[i]);
+        devrt_mem_free(device, block);
+    }
+}
+
+static devrt_module *switching; /* the module whose callback switches its output */
+static FILE *switched_to;
+static unsigned called_back;
+
+static void switch_to_file(void *context, uint32_t stream, const char *data, size_t size)
+{
+    (void)context;
+    (void)stream;
+    (void)data;
+    (void)size;
+    if (++called_back == 1)
+        devrt_module_set_output_file(switching, switched_to);
+}
+
+/* tagged (tests/kernels/launch.c): lane 0 prints "launch 0 line N" for N = 0, 1, 2. */
+static void callback_switches(devrt_device *device, const char *image)
+{
+    CHECK(devrt_module_load(device, image, &switching) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    uint32_t *ran = devrt_mem_alloc(device, sizeof *ran);
+    switched_to = tmpfile();
+    if (!switching || !ran || !switched_to)
+        return;
+    devrt_module_set_output_callback(switching, switch_to_file, NULL);
+    struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(0), DEVRT_ARG_UINT(0), DEVRT_ARG_PTR(ran)};
+    int status = devrt_launch(switching, "tagged", &config, args, 3, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s: %s", devrt_status_string(status), devrt_last_error());
+    CHECK(called_back == 1, "the callback ran %u times", called_back);
+    char written[256] = "";
+    rewind(switched_to);
+    size_t n = fread(written, 1, sizeof written - 1, switched_to);
+    written[n] = '\0';
+    CHECK(!strcmp(written, "launch 0 line 1\nlaunch 0 line 2\n"), "the file has \"%s\"", written);
+    devrt_module_unload(switching);
+    devrt_mem_free(device, ran);
+    fclose(switched_to);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: host_api_test null_handles|mem_alloc_limits|mem_alloc_control|"
+                        "callback_switches IMAGE\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "null_handles")) {
+        null_handles();
+        return failures ? 1 : 0;
+    }
+    devrt_device *device;
+    if (devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open the emulation: %s\n", devrt_last_error());
+        return 1;
+    }
+    if (!strcmp(argv[1], "mem_alloc_limits"))
+        mem_alloc_limits(device);
+    else if (!strcmp(argv[1], "mem_alloc_control"))
+        mem_alloc_control(device);
+    else if (!strcmp(argv[1], "callback_switches") && argc == 3)
+        callback_switches(device, argv[2]);
+    else {
+        fprintf(stderr, "unknown case %s\n", argv[1]);
+        failures++;
+    }
+    devrt_device_close(device);
+    return failures ? 1 : 0;
+}
