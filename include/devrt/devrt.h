@@ -281,13 +281,24 @@ devrt_printf_state_here(struct devrt_printf_state &&state)
         default: devrt_printf_append_ptr)((state), (x))
 #endif
 
+/*
+ * The number of arguments after the format, up to 32; from 33 to 64 TOO_MANY, which names
+ * DEVRT_PRINTF_TOO_MANY, a compile error that says so.
+ */
 #define DEVRT_PRINTF_PICK(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15,    \
                           _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29,    \
-                          _30, _31, _32, n, ...)                                                   \
+                          _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43,    \
+                          _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57,    \
+                          _58, _59, _60, _61, _62, _63, _64, n, ...)                               \
     n
 #define DEVRT_PRINTF_COUNT(...)                                                                    \
-    DEVRT_PRINTF_PICK(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, \
-                      16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
+    DEVRT_PRINTF_PICK(__VA_ARGS__, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY,     \
+                      TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY,        \
+                      TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY,        \
+                      TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY,        \
+                      TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, 32, 31, 30, 29, 28, 27,    \
+                      26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, \
+                      6, 5, 4, 3, 2, 1, 0, _)
 #define DEVRT_PRINTF_CAT_(a, b) a##b
 #define DEVRT_PRINTF_CAT(a, b) DEVRT_PRINTF_CAT_(a, b)
 #define DEVRT_PRINTF_APPLY_1(s, a) DEVRT_PRINTF_APPEND(s, a)
@@ -413,6 +424,7 @@ devrt_printf_state_here(struct devrt_printf_state &&state)
     devrt_printf_end(DEVRT_PRINTF_APPLY_31(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
 #define DEVRT_PRINTF_32(c, f, ...)                                                                 \
     devrt_printf_end(DEVRT_PRINTF_APPLY_32(DEVRT_PRINTF_BEGIN(c, f), __VA_ARGS__))
+#define DEVRT_PRINTF_TOO_MANY(c, f, ...) (devrt_printf_takes_at_most_32_arguments_after_its_format)
 /* printf to an output context (devrt_output_context(), devrt_printf_output_context()). */
 #define devrt_output_printf(context, ...)                                                          \
     DEVRT_PRINTF_CAT(DEVRT_PRINTF_, DEVRT_PRINTF_COUNT(__VA_ARGS__))((context), __VA_ARGS__)
