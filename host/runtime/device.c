@@ -121,6 +121,15 @@ int devrt_device_open(enum devrt_backend backend, int index,
     if (!out)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
     *out = NULL;
+    if (backend != DEVRT_BACKEND_HSA && backend != DEVRT_BACKEND_EMU &&
+        backend != DEVRT_BACKEND_CUDA)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_device_open: backend %d is not one a device is opened on "
+                          "(DEVRT_BACKEND_HSA, _EMU or _CUDA)",
+                          (int)backend);
+    if (index < 0)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: device index %d",
+                          index);
     const struct devrt_backend_ops *ops = backend_ops(backend);
     if (!ops)
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",

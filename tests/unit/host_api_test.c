@@ -3,6 +3,7 @@
  * NULL, and sizes of memory no block can have. One case per invocation:
  *
  *   host_api_test null_handles    the functions that return nothing take NULL and do nothing
+ *   host_api_test bad_open        devrt_device_open refuses backends and indexes no device has
  *   host_api_test mem_alloc_limits  devrt_mem_alloc refuses 0 bytes, no device and sizes past
  *                                 PTRDIFF_MAX with NULL and a message (the emulation's
  *                                 rounding wrapped SIZE_MAX to a 256-byte block)
@@ -30,6 +31,34 @@ static void null_handles(void)
     devrt_device_close(NULL);
     CHECK(devrt_device_backend(NULL) == DEVRT_BACKEND_AUTO, "got backend %d",
           (int)devrt_device_backend(NULL));
+}
+
+/*
+ * devrt_device_open refuses a backend no device is opened on (AUTO, HIP, a value of no
+ * enumerator) and a negative index as the caller's mistake, not as "no device"; the
+ * control, the emulation's device 0, opens.
+ */
+static void bad_open(void)
+{
+    struct {
+        enum devrt_backend backend;
+        int index;
+    } cases[] = {{DEVRT_BACKEND_AUTO, 0},
+                 {DEVRT_BACKEND_HIP, 0},
+                 {(enum devrt_backend)42, 0},
+                 {DEVRT_BACKEND_EMU, -1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        devrt_device *device = (devrt_device *)&cases; /* must come back NULL */
+        int status = devrt_device_open(cases[i].backend, cases[i].index, NULL, &device);
+        CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT && device == NULL &&
+                  strstr(devrt_last_error(), "devrt_device_open: "),
+              "backend %d, index %d: %s (%s)", (int)cases[i].backend, cases[i].index,
+              devrt_status_string(status), devrt_last_error());
+    }
+    devrt_device *device = NULL;
+    int status = devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device);
+    CHECK(status == DEVRT_SUCCESS && device, "the control: %s", devrt_last_error());
+    devrt_device_close(device);
 }
 
 /* SIZE bytes refused with NULL and a message that names WORD. */
@@ -106,12 +135,17 @@ static void callback_switches(devrt_device *device, const char *image)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: host_api_test null_handles|mem_alloc_limits|mem_alloc_control|"
-                        "callback_switches IMAGE\n");
+        fprintf(stderr,
+                "usage: host_api_test null_handles|bad_open|mem_alloc_limits|mem_alloc_control|"
+                "callback_switches IMAGE\n");
         return 2;
     }
     if (!strcmp(argv[1], "null_handles")) {
         null_handles();
+        return failures ? 1 : 0;
+    }
+    if (!strcmp(argv[1], "bad_open")) {
+        bad_open();
         return failures ? 1 : 0;
     }
     devrt_device *device;
