@@ -29,9 +29,10 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
     bool favoured = server->favoured == port;
     if (!favoured && server->buffered < server->buffer_budget)
         return true;
-    if (ended && !server->drain_keeps_bound) {
+    if (ended) {
         server->packets_after_end++;
-        return true;
+        if (!server->drain_keeps_bound)
+            return true;
     }
     /* One clock read a pass: a pass over the budget may defer a packet of every port. */
     if (!server->pass_ns)

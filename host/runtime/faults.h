@@ -71,7 +71,9 @@ struct devrt_fault_stats {
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;
-    uint64_t packets_after_end; /* taken over the bound: their kernel had ended */
+    /* Packets of an ended kernel that met the bound: taken at once, or, with
+       drain_keeps_bound, given the favour's turns. */
+    uint64_t packets_after_end;
     uint64_t stale_after_end;   /* of the stale favourites, those while it was drained */
     size_t timeline_entries;    /* entries written into settings.timeline */
 };

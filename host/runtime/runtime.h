@@ -100,7 +100,7 @@ struct devrt_server {
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
-    uint64_t packets_after_end; /* taken over the budget because their kernel had ended */
+    uint64_t packets_after_end; /* of an ended kernel, over the budget (faults.h) */
     uint64_t stale_after_end;   /* stale favourites replaced while draining an ended kernel */
     bool drain_keeps_bound;     /* the control of that (faults.h): the drain waits instead */
     const struct devrt_port_state *favoured; /* the message that goes on over the budget */
