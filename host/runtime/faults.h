@@ -74,8 +74,8 @@ struct devrt_fault_stats {
     /* Packets of an ended kernel that met the bound: taken at once, or, with
        drain_keeps_bound, given the favour's turns. */
     uint64_t packets_after_end;
-    uint64_t stale_after_end;   /* of the stale favourites, those while it was drained */
-    size_t timeline_entries;    /* entries written into settings.timeline */
+    uint64_t stale_after_end; /* of the stale favourites, those while it was drained */
+    size_t timeline_entries;  /* entries written into settings.timeline */
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */
