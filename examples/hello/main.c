@@ -21,8 +21,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: hello IMAGE\n");
         return 2;
     }
+    enum devrt_backend backend = devrt_image_backend(argv[1]);
+    if (backend == DEVRT_BACKEND_AUTO) {
+        fprintf(stderr, "hello: %s: not an amdgcn code object, emulation image or PTX\n", argv[1]);
+        return 2;
+    }
     devrt_device *device;
-    int status = devrt_device_open(devrt_image_backend(argv[1]), 0, NULL, &device);
+    int status = devrt_device_open(backend, 0, NULL, &device);
     if (status != DEVRT_SUCCESS) {
         fprintf(stderr, "hello: %s\n", devrt_last_error());
         return 2;

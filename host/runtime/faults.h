@@ -71,8 +71,8 @@ struct devrt_fault_stats {
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;
-    /* Packets of an ended kernel that met the bound: taken at once, or, with
-       drain_keeps_bound, given the favour's turns. */
+    /* Checks of an ended kernel's packets that met the bound: each taken at once, or,
+       with drain_keeps_bound, checked again each pass until the favour comes to it. */
     uint64_t packets_after_end;
     uint64_t stale_after_end; /* of the stale favourites, those while it was drained */
     size_t timeline_entries;  /* entries written into settings.timeline */

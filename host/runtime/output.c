@@ -84,10 +84,11 @@ static void write_units(devrt_module *module, const struct devrt_text *text,
 {
     size_t start = 0;
     for (uint32_t i = 0; i < units->count && module->output_fn; ++i) {
+        devrt_module *outer = in_callback;
         in_callback = module;
         module->output_fn(module->output_context, units->stream[i], text->data + start,
                           units->end[i] - start);
-        in_callback = NULL;
+        in_callback = outer;
         start = units->end[i];
     }
     if (!module->output_fn && module->output_file && units->count)

@@ -33,7 +33,9 @@ enum devrt_status {
 };
 
 enum devrt_backend {
-    DEVRT_BACKEND_AUTO = 0, /* from the image: amdgcn code object -> HSA, host ELF -> emu */
+    /* devrt_image_backend's answer when it cannot tell, and devrt-run's "from the image";
+       devrt_device_open takes only HSA, EMU and CUDA. */
+    DEVRT_BACKEND_AUTO = 0,
     DEVRT_BACKEND_HSA,
     DEVRT_BACKEND_EMU,
     DEVRT_BACKEND_CUDA,
@@ -228,11 +230,13 @@ void devrt_mem_free(devrt_device *device, void *ptr);
  * launches) and destroys its streams: their handles, like the device's, are not to be used
  * after it. Unloading a module twice, or using it after its unload, is as undefined as a
  * double free(). The functions that return nothing take NULL and do nothing.
+ * devrt_device_open refuses another backend (AUTO, HIP, a value of no enumerator) and a
+ * negative index with DEVRT_ERROR_INVALID_ARGUMENT.
  */
 int devrt_device_open(enum devrt_backend backend, int index,
                       const struct devrt_device_options *options, devrt_device **device);
 void devrt_device_close(devrt_device *device);
-/* DEVRT_BACKEND_AUTO for NULL. */
+/* DEVRT_BACKEND_AUTO for NULL and for a device devrt attached to (devrt_hip_attach). */
 enum devrt_backend devrt_device_backend(const devrt_device *device);
 
 /* What a device is, as devrt-run --list shows it. */

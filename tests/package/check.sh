@@ -197,12 +197,13 @@ EOF
     # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
     # on a machine with the .deb and its dependencies but not their -dev packages.
     mkdir -p "$work/no-pc"
-    PKG_CONFIG_LIBDIR="$moved/lib/pkgconfig" pkg-config --cflags --libs devrt >/dev/null ||
+    env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$moved/lib/pkgconfig" \
+        pkg-config --cflags --libs devrt >/dev/null ||
         fail "pkg-config devrt needs the .pc files of devrt's dependencies"
     for type in Release Debug bare; do
         build="$work/build $type"
         env=()
-        [[ $type == bare ]] && env=(env PKG_CONFIG_LIBDIR="$work/no-pc")
+        [[ $type == bare ]] && env=(env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$work/no-pc")
         "${env[@]}" cmake -S "$work/project" -B "$build" -G "Unix Makefiles" \
             -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_BUILD_TYPE=${type/bare/Release} "${@:4}" ||
             fail "find_package(devrt) failed ($type)"

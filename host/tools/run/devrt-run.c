@@ -456,7 +456,8 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
             continue;
         args[i].value.pointer = devrt_mem_alloc(device, buffers[i]);
         if (!args[i].value.pointer) {
-            fprintf(stderr, "devrt-run: no device memory for a buffer of %zu bytes\n", buffers[i]);
+            fprintf(stderr, "devrt-run: no device memory for a buffer of %zu bytes: %s\n",
+                    buffers[i], devrt_last_error());
             exit_code = 2;
         }
     }
