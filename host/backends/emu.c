@@ -874,6 +874,16 @@ static int run_groups(struct emu_batch *batch, const struct emu_lane *proto,
             lane->lane.workitem[2] = i / config->block[0] / config->block[1];
         }
     }
+    /*
+     * Lane threads start with the stop signal blocked, as their creator has it now:
+     * lane_main unblocks it once the handler can find its lane. Before that (a loaded
+     * machine may take longer than the timeout to run a new thread) the handler would take
+     * it for the program's signal, whose default ends the process.
+     */
+    sigset_t stop_signal, creator_mask;
+    sigemptyset(&stop_signal);
+    sigaddset(&stop_signal, EMU_STOP_SIGNAL);
+    pthread_sigmask(SIG_BLOCK, &stop_signal, &creator_mask);
     for (uint64_t g = 0; g < count; ++g) {
         for (uint32_t i = 0; i < block; ++i) {
             struct emu_lane *lane = &batch->lanes[g * block + i];
@@ -895,6 +905,7 @@ static int run_groups(struct emu_batch *batch, const struct emu_lane *proto,
                 lane_ended(lane);
         }
     }
+    pthread_sigmask(SIG_SETMASK, &creator_mask, NULL);
     if (wait_lanes(&batch->stop, batch->started, batch->threads, started, batch->deadline) &&
         status == DEVRT_SUCCESS)
         status = DEVRT_ERROR_TIMEOUT;
