@@ -936,10 +936,11 @@ static void *kernel_symbol(struct emu_module *m, const char *prefix, const char 
  * cannot pass a struct by value: how the host ABI passes one depends on its fields' types.
  */
 static int check_signature(devrt_module *module, const char *kernel, const struct devrt_arg *args,
-                           size_t arg_count)
+                           size_t arg_count, devrt_emu_call_fn **call)
 {
     struct emu_module *m = module->backend;
-    if (!kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel))
+    *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
+    if (!*call)
         for (size_t i = 0; i < arg_count; ++i)
             if (!devrt_emu_ffi_type(args[i].type))
                 return devrt_fail(DEVRT_ERROR_ARGUMENTS,
@@ -964,7 +965,8 @@ static int emu_check(devrt_module *module, const char *kernel, const struct devr
     struct emu_module *m = module->backend;
     if (!dlsym(m->handle, kernel))
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
-    return check_signature(module, kernel, args, arg_count);
+    devrt_emu_call_fn *call;
+    return check_signature(module, kernel, args, arg_count, &call);
 }
 
 #define EMU_ARG_ALIGN 64u
@@ -983,11 +985,11 @@ static int emu_launch(devrt_module *module, const char *kernel,
     void (*fn)(void) = (void (*)(void))dlsym(m->handle, kernel);
     if (!fn)
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
-    int status = check_signature(module, kernel, args, arg_count);
+    devrt_emu_call_fn *call;
+    int status = check_signature(module, kernel, args, arg_count, &call);
     if (status != DEVRT_SUCCESS)
         return status;
 
-    devrt_emu_call_fn *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
     void *values[arg_count ? arg_count : 1];
     ffi_type *types[arg_count ? arg_count : 1];
     /*

@@ -35,6 +35,15 @@ static const char *image;
 static devrt_device *device;
 static devrt_module *module;
 
+/* How many of the N words a launch set are not 1: each lane was to set its own once. */
+static uint32_t not_once(const uint32_t *words, uint32_t n)
+{
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        wrong += words[i] != 1;
+    return wrong;
+}
+
 static int open_device(uint32_t wave, uint32_t schedule)
 {
     struct devrt_device_options options = {
@@ -184,9 +193,7 @@ static uint32_t lockstep(uint32_t reread)
         memset(slots, 0, n * sizeof *slots);
         CHECK(devrt_launch(module, "take_slots", &config, args, 4, NULL) == DEVRT_SUCCESS, "%s",
               devrt_last_error());
-        uint32_t wrong = 0;
-        for (uint32_t i = 0; i < n; ++i)
-            wrong += slots[i] != 1;
+        uint32_t wrong = not_once(slots, n);
         if (wrong || *counter != n) {
             printf("launch %u: %u of %u slots taken twice or never\n", launch, wrong, n);
             caught = launch;
@@ -275,9 +282,7 @@ static void test_back_to_back(uint32_t wave)
         memset(out, 0, block * sizeof *out);
         CHECK(devrt_launch(module, "back_to_back", &config, args, 2, NULL) == DEVRT_SUCCESS, "%s",
               devrt_last_error());
-        uint32_t wrong = 0;
-        for (uint32_t i = 0; i < block; ++i)
-            wrong += out[i] != 1;
+        uint32_t wrong = not_once(out, block);
         bad_launches += wrong != 0;
     }
     printf("wave %u: %u of %u launches had a lane whose ballot and active mask were not its "
