@@ -89,6 +89,10 @@ static struct {
 #undef X
 #if CUDA_VERSION >= 12040
     __typeof__(cuFuncGetParamInfo) *param_info; /* optional: checks the arguments */
+    /* optional: load every kernel at the module's load (cuda_load_kernels) */
+    __typeof__(cuModuleGetFunctionCount) *function_count;
+    __typeof__(cuModuleEnumerateFunctions) *functions;
+    __typeof__(cuFuncLoad) *load_function;
 #endif
     __typeof__(cuStreamWriteValue64) *write_value; /* optional: else two 32-bit fills */
     __typeof__(cuDeviceGetPCIBusId) *bus_id;       /* optional: the server's placement */
@@ -117,6 +121,10 @@ static void open_driver(void)
 #undef X
 #if CUDA_VERSION >= 12040
     cu.param_info = (__typeof__(cu.param_info))dlsym(cu.library, "cuFuncGetParamInfo");
+    cu.function_count =
+        (__typeof__(cu.function_count))dlsym(cu.library, "cuModuleGetFunctionCount");
+    cu.functions = (__typeof__(cu.functions))dlsym(cu.library, "cuModuleEnumerateFunctions");
+    cu.load_function = (__typeof__(cu.load_function))dlsym(cu.library, "cuFuncLoad");
 #endif
     cu.write_value =
         (__typeof__(cu.write_value))dlsym(cu.library, DEVRT_CUDA_NAME(cuStreamWriteValue64));
@@ -499,6 +507,38 @@ static void cuda_close(devrt_device *device)
     free(b);
 }
 
+/*
+ * Since CUDA 12.2 the driver loads a module's kernels lazily, at their first launch, and that
+ * load may wait for every kernel running in the context: a first launch from a module would
+ * then wait behind a kernel that ran on past its timeout, or behind a kernel of another module
+ * that waits for it. So every kernel is loaded now, while the load may take its time. Drivers
+ * older than 12.4 lack the calls: their kernels stay lazy unless CUDA_MODULE_LOADING=EAGER.
+ */
+static CUresult load_kernels(CUmodule module)
+{
+#if CUDA_VERSION >= 12040
+    unsigned count = 0;
+    /* DEVRT_CUDA_LAZY_KERNELS keeps the driver's way: the control of the test that shows it. */
+    if (!cu.function_count || !cu.functions || !cu.load_function ||
+        getenv("DEVRT_CUDA_LAZY_KERNELS"))
+        return CUDA_SUCCESS;
+    CUresult r = cu.function_count(&count, module);
+    if (r != CUDA_SUCCESS || !count)
+        return r;
+    CUfunction *functions = malloc(count * sizeof *functions);
+    if (!functions)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r = cu.functions(functions, count, module);
+    for (unsigned i = 0; r == CUDA_SUCCESS && i < count; ++i)
+        r = cu.load_function(functions[i]);
+    free(functions);
+    return r;
+#else
+    (void)module;
+    return CUDA_SUCCESS;
+#endif
+}
+
 static int cuda_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
 {
     bind(module->device);
@@ -524,6 +564,12 @@ static int cuda_load(devrt_module *module, const char *path, struct devrt_state 
             snprintf(log, sizeof log, "%s", devrt_last_error());
         }
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the driver cannot load it as PTX: %s", path, log);
+    }
+    r = load_kernels(m->module);
+    if (r != CUDA_SUCCESS) {
+        cu.cuModuleUnload(m->module);
+        free(m);
+        return cuda_failed(DEVRT_ERROR_IMAGE, r, "loading the module's kernels (cuFuncLoad)");
     }
     CUdeviceptr address = 0;
     size_t bytes = 0;
