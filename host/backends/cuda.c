@@ -21,6 +21,7 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuDevicePrimaryCtxSetFlags)                                                                  \
+    X(cuDevicePrimaryCtxReset)                                                                     \
     X(cuCtxSetCurrent)                                                                             \
     X(cuCtxGetCurrent)                                                                             \
     X(cuCtxGetDevice)                                                                              \
@@ -504,6 +506,9 @@ static void cuda_close(devrt_device *device)
     cu.cuStreamDestroy(b->launch);
     cu.cuStreamDestroy(b->copy);
     cu.cuDevicePrimaryCtxRelease(b->device);
+    /* A fault left the context unusable: the next open gets a new one. */
+    if (__atomic_load_n(&device->lost, __ATOMIC_ACQUIRE))
+        cu.cuDevicePrimaryCtxReset(b->device);
     free(b);
 }
 
@@ -779,11 +784,20 @@ static int cuda_complete(struct devrt_launch_entry *entry, uint64_t deadline)
                           "launches wait for it",
                           entry->kernel, (double)entry->config.timeout_ns / 1e9);
     if (r != CUDA_SUCCESS) {
-        /* A fault is sticky: the driver refuses the context's later work too. */
+        /*
+         * A fault is sticky: the driver refuses the context's later work too, until the
+         * primary context is reset (cuda_close).
+         */
+        const char *text = NULL;
+        cu.cuGetErrorString(r, &text);
         char what[600];
-        snprintf(what, sizeof what, "kernel %s failed (the device must be reopened)",
-                 entry->kernel);
-        return cuda_failed(DEVRT_ERROR_LAUNCH, r, what);
+        if (entry->id)
+            snprintf(what, sizeof what, "kernel %s (launch %" PRIu64 ") faulted: CUDA: %s (%d)",
+                     entry->kernel, entry->id, text ? text : "unknown error", (int)r);
+        else
+            snprintf(what, sizeof what, "kernel %s faulted: CUDA: %s (%d)", entry->kernel,
+                     text ? text : "unknown error", (int)r);
+        return devrt_device_mark_lost(device, what);
     }
     return DEVRT_SUCCESS;
 }

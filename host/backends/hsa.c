@@ -589,8 +589,21 @@ static int queue_failed(devrt_module *module, const char *kernel)
     } else {
         snprintf(text, sizeof text, "kernel %s: the HSA queue failed while it ran", kernel);
     }
+    bool faulted = b->faulted;
     b->faulted = false;
     pthread_mutex_unlock(&open_lock);
+    if (faulted) {
+        /*
+         * The kernel driver evicted every queue the process has on this GPU, and queues made
+         * later start evicted (amdkfd's memory-violation path): the device is lost, as HIP
+         * treats it, until it is closed and opened again.
+         */
+        if (module->report_file) {
+            fprintf(module->report_file, "%s\n", text);
+            fflush(module->report_file);
+        }
+        return devrt_device_mark_lost(module->device, text);
+    }
     hsa.hsa_queue_destroy(b->queue);
     b->queue = NULL;
     __atomic_store_n(&b->queue_failed, false, __ATOMIC_RELAXED); /* no launch runs now */

@@ -204,6 +204,26 @@ int devrt_device_image_path(const devrt_device *device, const char *pattern, cha
     return DEVRT_SUCCESS;
 }
 
+int devrt_device_mark_lost(devrt_device *device, const char *why)
+{
+    /* The first to claim the reason writes it; callers hold no lock of the device's. */
+    if (!__atomic_exchange_n(&device->lost_claimed, true, __ATOMIC_RELAXED)) {
+        snprintf(device->lost_why, sizeof device->lost_why, "%s", why);
+        /* Pairs with the acquire load in devrt_device_check_lost. */
+        __atomic_store_n(&device->lost, true, __ATOMIC_RELEASE);
+    }
+    return devrt_fail(DEVRT_ERROR_DEVICE_LOST, "%s; the device is lost: close it and open it again",
+                      why);
+}
+
+int devrt_device_check_lost(const devrt_device *device)
+{
+    if (!__atomic_load_n(&device->lost, __ATOMIC_ACQUIRE))
+        return DEVRT_SUCCESS;
+    return devrt_fail(DEVRT_ERROR_DEVICE_LOST,
+                      "the device is lost (%s): close it and open it again", device->lost_why);
+}
+
 void *devrt_mem_alloc(devrt_device *device, size_t size)
 {
     if (!device || size == 0) {
@@ -218,6 +238,8 @@ void *devrt_mem_alloc(devrt_device *device, size_t size)
                    size);
         return NULL;
     }
+    if (devrt_device_check_lost(device) != DEVRT_SUCCESS)
+        return NULL;
     void *memory = device->ops->alloc(device, size, DEVRT_MEMORY_HOST);
     if (!memory)
         devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "devrt_mem_alloc: no memory for %zu bytes", size);

@@ -36,6 +36,7 @@ const char *devrt_status_string(int status)
     case DEVRT_ERROR_BACKEND: return "backend error";
     case DEVRT_ERROR_ARGUMENTS: return "arguments do not fit the kernel";
     case DEVRT_ERROR_TIMEOUT: return "kernel ran past its timeout";
+    case DEVRT_ERROR_DEVICE_LOST: return "device lost";
     default: return "unknown status";
     }
 }

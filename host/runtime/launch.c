@@ -225,6 +225,9 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
 {
     devrt_device *device = module->device;
     struct devrt_launches *l = &device->launches;
+    int lost = devrt_device_check_lost(device);
+    if (lost != DEVRT_SUCCESS)
+        return lost;
     if (!module->slot_owner && module->slot && module->slot != module->raised_slot) {
         e->slot = module->slot;
         e->new_slot = false;
@@ -397,6 +400,8 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      */
     bool stopped = status == DEVRT_ERROR_TIMEOUT && !has_queues(device);
     bool running = status == DEVRT_ERROR_TIMEOUT && !stopped;
+    /* Nothing of the device can be read any more: what the server has is all there is. */
+    bool lost = status == DEVRT_ERROR_DEVICE_LOST;
     /* The launch has ended (an event, a join): its stores to the record are visible. */
     bool recorded = !running && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
     bool raised = status == DEVRT_SUCCESS && recorded;
@@ -410,7 +415,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      * end; the server goes on serving it, and what it sent so far is flushed below. A
      * stopped kernel was drained as soon as it ended (run_entry).
      */
-    if (!running && !stopped)
+    if (!running && !stopped && !lost)
         devrt_server_drain(device, module, last, queued);
     devrt_output_flush(module);
     /*
@@ -437,10 +442,16 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     struct devrt_launch_report local;
     if (!report)
         report = &local;
-    if (status == DEVRT_SUCCESS)
+    if (status == DEVRT_SUCCESS) {
         status = make_report(e, raised, report);
-    else
+    } else {
         memset(report, 0, sizeof *report);
+        if (lost) {
+            /* The report names the launch and the fault, as an exception's does. */
+            report->launch = e->id;
+            snprintf(report->text, sizeof report->text, "%s", devrt_last_error());
+        }
+    }
 
     pthread_mutex_lock(&l->lock);
     if (recorded && e->module_order >= module->raised_order) {
@@ -762,6 +773,10 @@ int devrt_stream_create(devrt_device *device, devrt_stream **stream)
 {
     if (!device || !stream)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_stream_create: missing argument");
+    *stream = NULL;
+    int lost = devrt_device_check_lost(device);
+    if (lost != DEVRT_SUCCESS)
+        return lost;
     pthread_mutex_lock(&device->launches.lock);
     *stream = new_stream(device, true);
     pthread_mutex_unlock(&device->launches.lock);

@@ -189,6 +189,9 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     if (!device || !path || !out)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_module_load: missing argument");
     *out = NULL;
+    int lost = devrt_device_check_lost(device);
+    if (lost != DEVRT_SUCCESS)
+        return lost;
     devrt_module *module = calloc(1, sizeof *module);
     if (!module || !(module->path = strdup(path))) {
         free(module);

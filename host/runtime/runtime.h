@@ -198,6 +198,9 @@ struct devrt_device {
     struct devrt_launches launches;
     /* Where opening the device spent its time (devrt_device_get_info). */
     uint64_t open_driver_ns, open_runtime_ns;
+    /* Set once, by devrt_device_mark_lost: lost_why is written before lost is released. */
+    bool lost, lost_claimed;
+    char lost_why[512];
 };
 
 /* What the server keeps of a message while its packets arrive. */
@@ -352,6 +355,16 @@ bool devrt_faults_keep_refused(const struct devrt_server *server);
 bool devrt_faults_leak_module(struct devrt_server *server);
 
 /* launch.c */
+/*
+ * A kernel faulted the GPU and the backend cannot go on with it (CUDA's sticky errors, an HSA
+ * memory fault that evicted the process's queues): every later call on DEVICE fails at once
+ * with DEVRT_ERROR_DEVICE_LOST, naming WHY, until it is closed. Returns that status, with
+ * WHY as the error. The first reason is kept.
+ */
+int devrt_device_mark_lost(devrt_device *device, const char *why);
+/* DEVRT_ERROR_DEVICE_LOST with the reason when DEVICE is lost, else DEVRT_SUCCESS. */
+int devrt_device_check_lost(const devrt_device *device);
+
 void devrt_launches_init(devrt_device *device);
 void devrt_launches_fini(devrt_device *device);
 /* The module's first record; the state points at it at load. NULL with the error set. */

@@ -28,8 +28,9 @@ enum devrt_status {
     DEVRT_ERROR_EXCEPTION,      /* the kernel raised an exception (see the report) */
     DEVRT_ERROR_DEVICE_REQUEST, /* the kernel sent a malformed request (see the report) */
     DEVRT_ERROR_BACKEND,        /* the backend's own API failed */
-    DEVRT_ERROR_ARGUMENTS, /* the arguments do not fit the kernel's parameters (count or size) */
-    DEVRT_ERROR_TIMEOUT    /* the kernel ran past its launch's timeout (docs/runtime.md) */
+    DEVRT_ERROR_ARGUMENTS,  /* the arguments do not fit the kernel's parameters (count or size) */
+    DEVRT_ERROR_TIMEOUT,    /* the kernel ran past its launch's timeout (docs/runtime.md) */
+    DEVRT_ERROR_DEVICE_LOST /* a kernel faulted the GPU: close the device and open it again */
 };
 
 enum devrt_backend {

@@ -1,0 +1,130 @@
+/*
+ * A kernel that faults the GPU loses the device for the process (docs/runtime.md, "A device
+ * lost"): its launch's report names the launch and the fault, every later call on the device
+ * fails at once with DEVRT_ERROR_DEVICE_LOST, and the device closed and opened again runs a
+ * kernel cleanly. The control runs the same steps with a pointer the kernel may write: every
+ * call succeeds, so the failures come from the fault alone.
+ *
+ * device_lost_test IMAGE fault|control BACKEND; tests/kernels/timeout.c's mark writes through
+ * its pointer. Exits 0 when it holds, 1 when not, 77 without a device. A GPU test only: on
+ * the emulation the fault is the process's own (a signal).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <devrt/host.h>
+
+#include "harness.h"
+
+static const struct devrt_launch_config one_lane = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+
+/* mark through PTR, waited for: the status, and the report in *REPORT. */
+static int mark(devrt_device *device, devrt_module *module, uint32_t *ptr, uint64_t *id,
+                struct devrt_launch_report *report)
+{
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(ptr)};
+    *id = 0;
+    memset(report, 0, sizeof *report);
+    int status = devrt_launch_async(module, "mark", &one_lane, args, 1, NULL, id);
+    return status == DEVRT_SUCCESS ? devrt_launch_wait(device, *id, report) : status;
+}
+
+/* A call on a lost device fails with its status and says why, naming the fault. */
+static void check_lost(int status, const char *call)
+{
+    if (status == DEVRT_ERROR_DEVICE_LOST)
+        CHECK(strstr(devrt_last_error(), "device is lost") && strstr(devrt_last_error(), "faulted"),
+              "%s's message: %s", call, devrt_last_error());
+    else
+        CHECK(false, "%s: status %d (%s), expected DEVRT_ERROR_DEVICE_LOST", call, status,
+              devrt_status_string(status));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4 || (strcmp(argv[2], "fault") && strcmp(argv[2], "control"))) {
+        fprintf(stderr, "usage: device_lost_test IMAGE fault|control BACKEND\n");
+        return 2;
+    }
+    bool fault = !strcmp(argv[2], "fault");
+    enum devrt_backend backend = harness_backend(argv[3]);
+    devrt_device *device;
+    devrt_module *module;
+    int opened = harness_open(backend, NULL, argv[1], &device, &module);
+    if (opened)
+        return opened;
+    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
+    CHECK(word, "a word: %s", devrt_last_error());
+    if (!word)
+        return 1;
+    *word = 0;
+
+    /* An address no allocation is at: the store faults. */
+    uint32_t *target = fault ? (uint32_t *)(uintptr_t)0x8 : word;
+    uint64_t id;
+    struct devrt_launch_report report;
+    int status = mark(device, module, target, &id, &report);
+    printf("the %s launch: %s; report: %s\n", fault ? "faulting" : "clean",
+           devrt_status_string(status), report.text[0] ? report.text : "(none)");
+    if (fault) {
+        check_lost(status, "the faulting launch");
+        char named[64];
+        snprintf(named, sizeof named, "kernel mark (launch %" PRIu64 ") faulted", id);
+        CHECK(report.launch == id && strstr(report.text, named),
+              "the report names launch %" PRIu64 ": launch %" PRIu64 ", text %s", id, report.launch,
+              report.text);
+    } else {
+        CHECK(status == DEVRT_SUCCESS && *word == 1, "the clean launch: %s, word %u",
+              devrt_last_error(), *word);
+    }
+
+    /* Every later call on the device: at once, with the one status where it is lost. */
+    status = mark(device, module, word, &id, &report);
+    if (fault)
+        check_lost(status, "a later launch");
+    else
+        CHECK(status == DEVRT_SUCCESS, "a later launch: %s", devrt_last_error());
+    void *memory = devrt_mem_alloc(device, 64);
+    if (fault) {
+        CHECK(!memory, "devrt_mem_alloc gave memory on a lost device");
+        check_lost(DEVRT_ERROR_DEVICE_LOST, "devrt_mem_alloc");
+    } else {
+        CHECK(memory, "devrt_mem_alloc: %s", devrt_last_error());
+    }
+    devrt_mem_free(device, memory);
+    devrt_module *other = NULL;
+    status = harness_load(device, argv[1], &other);
+    if (fault)
+        check_lost(status, "devrt_module_load");
+    else
+        CHECK(status == DEVRT_SUCCESS, "devrt_module_load: %s", devrt_last_error());
+    devrt_module_unload(other);
+    devrt_stream *stream = NULL;
+    status = devrt_stream_create(device, &stream);
+    if (fault)
+        check_lost(status, "devrt_stream_create");
+    else
+        CHECK(status == DEVRT_SUCCESS, "devrt_stream_create: %s", devrt_last_error());
+    devrt_stream_destroy(stream);
+
+    /* Closed and opened again, the device runs a kernel cleanly. */
+    devrt_mem_free(device, word);
+    devrt_device_close(device);
+    opened = harness_open(backend, NULL, argv[1], &device, &module);
+    CHECK(opened == 0, "the device opened again: %s", devrt_last_error());
+    if (opened)
+        return 1;
+    word = devrt_mem_alloc(device, sizeof *word);
+    CHECK(word, "a word after the reopen: %s", devrt_last_error());
+    if (word) {
+        *word = 0;
+        status = mark(device, module, word, &id, &report);
+        printf("after the reopen: %s, word %u\n", devrt_status_string(status), *word);
+        CHECK(status == DEVRT_SUCCESS && *word == 1, "after the reopen: %s, word %u",
+              devrt_last_error(), *word);
+        devrt_mem_free(device, word);
+    }
+    devrt_device_close(device);
+    return failures ? 1 : 0;
+}
