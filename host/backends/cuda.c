@@ -191,6 +191,23 @@ static int cuda_failed(int status, CUresult result, const char *what)
                       (int)result);
 }
 
+/* The errors of a kernel's fault, which the driver keeps for the context (and process). */
+static bool sticky(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE: return true;
+    default: return false;
+    }
+}
+
 /* Every thread that calls the driver (the caller's, the server's) binds the context. */
 static struct cuda_backend *bind(devrt_device *device)
 {
@@ -466,6 +483,12 @@ static int cuda_open(devrt_device *device, int index)
     r = cu.cuDevicePrimaryCtxRetain(&b->context, b->device);
     if (r != CUDA_SUCCESS) {
         free(b);
+        if (sticky(r))
+            return cuda_failed(DEVRT_ERROR_DEVICE_LOST, r,
+                               "a kernel faulted this GPU earlier in the process, and the driver "
+                               "keeps the fault for the process's lifetime (even after the "
+                               "primary context's reset): only a new process can use the GPU "
+                               "again; cuDevicePrimaryCtxRetain");
         return cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot take the device's primary context");
     }
     cu.cuCtxSetCurrent(b->context);
@@ -506,7 +529,10 @@ static void cuda_close(devrt_device *device)
     cu.cuStreamDestroy(b->launch);
     cu.cuStreamDestroy(b->copy);
     cu.cuDevicePrimaryCtxRelease(b->device);
-    /* A fault left the context unusable: the next open gets a new one. */
+    /*
+     * A fault left the context unusable. The reset is what the driver offers; on driver 580
+     * (CUDA 13.0) the fault outlives it, and the next open says so (docs/runtime.md).
+     */
     if (__atomic_load_n(&device->lost, __ATOMIC_ACQUIRE))
         cu.cuDevicePrimaryCtxReset(b->device);
     free(b);
