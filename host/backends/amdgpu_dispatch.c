@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "amdgpu_dispatch.h"
+#include "geometry.h"
 #include "runtime.h"
 
 #define DEVRT_ELFOSABI_AMDGPU_HSA 64u
@@ -257,20 +258,10 @@ static int check_geometry(const struct devrt_amdgpu_kernel *k,
                           const struct devrt_launch_config *config,
                           const struct devrt_amdgpu_agent *agent)
 {
-    static const char axis[] = "xyz";
-    for (int d = 0; d < 3; ++d) {
-        if (!config->grid[d] || !config->block[d])
-            return devrt_fail(DEVRT_ERROR_LAUNCH,
-                              "grid and block sizes must be at least 1 in every dimension");
-        /* The AQL packet counts workitems in 32 bits per dimension. */
-        uint64_t workitems = (uint64_t)config->grid[d] * config->block[d];
-        if (workitems > UINT32_MAX)
-            return devrt_fail(DEVRT_ERROR_LAUNCH,
-                              "grid %c: %u workgroups of %u workitems is %llu workitems, more "
-                              "than the %u an AQL packet holds",
-                              axis[d], config->grid[d], config->block[d],
-                              (unsigned long long)workitems, UINT32_MAX);
-    }
+    /* devrt's limits first: past them the products below would wrap. */
+    int status = devrt_check_geometry(config);
+    if (status != DEVRT_SUCCESS)
+        return status;
     uint64_t flat = (uint64_t)config->block[0] * config->block[1] * config->block[2];
     if (flat > k->max_flat_workgroup_size)
         return devrt_fail(DEVRT_ERROR_LAUNCH,

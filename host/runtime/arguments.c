@@ -176,9 +176,11 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
         return DEVRT_ERROR_IMAGE;
     if (backend == DEVRT_BACKEND_AUTO)
         backend = devrt_image_backend(path);
+    else
+        status = devrt_image_check_backend(path, backend);
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     /* The other images say what their kernels take only once loaded (devrt_launch checks). */
-    if (backend == DEVRT_BACKEND_HSA) {
+    if (status == DEVRT_SUCCESS && backend == DEVRT_BACKEND_HSA) {
         struct devrt_amdgpu_metadata *metadata;
         status = devrt_amdgpu_metadata_read(image, size, path, &metadata);
         if (status == DEVRT_SUCCESS) {

@@ -9,6 +9,7 @@
 
 #include <devrt/attach.h>
 
+#include "geometry.h"
 #include "runtime.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -204,7 +205,9 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     pthread_mutex_init(&module->output_lock, NULL);
     struct devrt_module_info *info = &module->info;
     uint64_t start = devrt_now_ns();
-    int status = read_metadata(module);
+    int status = devrt_image_check_backend(path, device->ops->kind);
+    if (status == DEVRT_SUCCESS)
+        status = read_metadata(module);
     if (status == DEVRT_SUCCESS)
         status = device->ops->load(module, path, &module->state_variable);
     uint64_t loaded = devrt_now_ns();
@@ -347,28 +350,6 @@ static void describe_exception(devrt_module *module, const char *kernel,
                  report->line);
 }
 
-static int validate_config(const struct devrt_launch_config *config)
-{
-    for (int d = 0; d < 3; ++d)
-        if (config->grid[d] == 0 || config->block[d] == 0)
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "grid and block sizes must be at least 1 in every dimension");
-    if ((uint64_t)config->block[0] * config->block[1] * config->block[2] > 1024)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a workgroup holds at most 1024 workitems");
-    /* Past it devrt_grid_size, a uint32_t on every backend, would wrap. */
-    static const char axis[] = "xyz";
-    for (int d = 0; d < 3; ++d)
-        if ((uint64_t)config->grid[d] * config->block[d] > UINT32_MAX)
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "grid %c: %u workgroups of %u workitems is %llu workitems, more "
-                              "than the %u devrt_grid_size counts",
-                              axis[d], config->grid[d], config->block[d],
-                              (unsigned long long)config->grid[d] * config->block[d], UINT32_MAX);
-    if ((uint64_t)config->grid[0] * config->grid[1] * config->grid[2] >> 40)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "a grid holds at most 2^40 workgroups");
-    return DEVRT_SUCCESS;
-}
-
 /* What devrt_launch and devrt_launch_async refuse before anything is queued. */
 int devrt_validate_launch(devrt_module *module, const char *kernel,
                           const struct devrt_launch_config *config, const struct devrt_arg *args,
@@ -381,7 +362,7 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
                           "%s: attached to a module the program launches itself; launch its "
                           "kernels through the program's API",
                           module->path);
-    int status = validate_config(config);
+    int status = devrt_check_geometry(config);
     if (status == DEVRT_SUCCESS)
         status = devrt_check_arg_types("devrt_launch", args, arg_count);
 #ifdef DEVRT_HAVE_AMDGPU_METADATA

@@ -410,6 +410,9 @@ void devrt_output_flush(devrt_module *module);
 
 /* image.c: the whole file, NUL-terminated; NULL with the error set. */
 char *devrt_read_image(const char *path, size_t *size);
+/* image_kind.c: DEVRT_ERROR_IMAGE, saying what PATH is, where BACKEND runs another kind of
+   image; DEVRT_SUCCESS where it runs this kind or the kind is unknown. */
+int devrt_image_check_backend(const char *path, enum devrt_backend backend);
 
 /* arguments.c */
 size_t devrt_arg_size(const struct devrt_arg *arg);

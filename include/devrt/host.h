@@ -119,12 +119,12 @@ static inline struct devrt_arg devrt_arg_of_bytes(const void *data, uint32_t siz
     return arg;
 }
 #define DEVRT_ARG_PTR(p) devrt_arg_of_pointer((void *)(p))
-#define DEVRT_ARG_INT(v) devrt_arg_of_i32(v)
-#define DEVRT_ARG_UINT(v) devrt_arg_of_u32(v)
+#define DEVRT_ARG_I32(v) devrt_arg_of_i32(v)
+#define DEVRT_ARG_U32(v) devrt_arg_of_u32(v)
 #define DEVRT_ARG_I64(v) devrt_arg_of_i64(v)
 #define DEVRT_ARG_U64(v) devrt_arg_of_u64(v)
-#define DEVRT_ARG_FLOAT(v) devrt_arg_of_f32(v)
-#define DEVRT_ARG_DOUBLE(v) devrt_arg_of_f64(v)
+#define DEVRT_ARG_F32(v) devrt_arg_of_f32(v)
+#define DEVRT_ARG_F64(v) devrt_arg_of_f64(v)
 #define DEVRT_ARG_I8(v) devrt_arg_of_i8(v)
 #define DEVRT_ARG_U8(v) devrt_arg_of_u8(v)
 #define DEVRT_ARG_I16(v) devrt_arg_of_i16(v)
@@ -133,12 +133,12 @@ static inline struct devrt_arg devrt_arg_of_bytes(const void *data, uint32_t siz
 #else
 #define DEVRT_ARG_PTR(p)                                                                           \
     ((struct devrt_arg){.type = DEVRT_ARG_POINTER, .value = {.pointer = (void *)(p)}})
-#define DEVRT_ARG_INT(v) ((struct devrt_arg){.type = DEVRT_ARG_I32, .value = {.i32 = (v)}})
-#define DEVRT_ARG_UINT(v) ((struct devrt_arg){.type = DEVRT_ARG_U32, .value = {.u32 = (v)}})
+#define DEVRT_ARG_I32(v) ((struct devrt_arg){.type = DEVRT_ARG_I32, .value = {.i32 = (v)}})
+#define DEVRT_ARG_U32(v) ((struct devrt_arg){.type = DEVRT_ARG_U32, .value = {.u32 = (v)}})
 #define DEVRT_ARG_I64(v) ((struct devrt_arg){.type = DEVRT_ARG_I64, .value = {.i64 = (v)}})
 #define DEVRT_ARG_U64(v) ((struct devrt_arg){.type = DEVRT_ARG_U64, .value = {.u64 = (v)}})
-#define DEVRT_ARG_FLOAT(v) ((struct devrt_arg){.type = DEVRT_ARG_F32, .value = {.f32 = (v)}})
-#define DEVRT_ARG_DOUBLE(v) ((struct devrt_arg){.type = DEVRT_ARG_F64, .value = {.f64 = (v)}})
+#define DEVRT_ARG_F32(v) ((struct devrt_arg){.type = DEVRT_ARG_F32, .value = {.f32 = (v)}})
+#define DEVRT_ARG_F64(v) ((struct devrt_arg){.type = DEVRT_ARG_F64, .value = {.f64 = (v)}})
 #define DEVRT_ARG_I8(v) ((struct devrt_arg){.type = DEVRT_ARG_I8, .value = {.i8 = (v)}})
 #define DEVRT_ARG_U8(v) ((struct devrt_arg){.type = DEVRT_ARG_U8, .value = {.u8 = (v)}})
 #define DEVRT_ARG_I16(v) ((struct devrt_arg){.type = DEVRT_ARG_I16, .value = {.i16 = (v)}})
@@ -146,6 +146,15 @@ static inline struct devrt_arg devrt_arg_of_bytes(const void *data, uint32_t siz
 #define DEVRT_ARG_BYTES(p, n)                                                                      \
     ((struct devrt_arg){.type = DEVRT_ARG_BYTES, .size = (n), .value = {.pointer = (void *)(p)}})
 #endif
+/*
+ * DEVRT_ARG_<TYPE> is named as devrt-run names the type (u32:5 is DEVRT_ARG_U32(5)); each
+ * shares its name with its enum constant, which a function-like macro leaves alone. The
+ * first names stay for the programs that use them.
+ */
+#define DEVRT_ARG_INT(v) DEVRT_ARG_I32(v)
+#define DEVRT_ARG_UINT(v) DEVRT_ARG_U32(v)
+#define DEVRT_ARG_FLOAT(v) DEVRT_ARG_F32(v)
+#define DEVRT_ARG_DOUBLE(v) DEVRT_ARG_F64(v)
 
 /*
  * grid counts workgroups and block counts workitems per workgroup, in each dimension.

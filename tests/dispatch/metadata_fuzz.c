@@ -27,6 +27,14 @@ enum devrt_backend devrt_image_backend(const char *path)
     abort();
 }
 
+int devrt_image_check_backend(const char *path, enum devrt_backend backend);
+int devrt_image_check_backend(const char *path, enum devrt_backend backend)
+{
+    (void)path;
+    (void)backend;
+    abort();
+}
+
 /* Touch what the code hands out, so that the sanitizer checks it. */
 static volatile size_t sink;
 static const uint8_t zeros[1u << 16];

@@ -105,17 +105,20 @@ headers)
         cp "$work/t.c" "$work/t.cpp"
         c++ -std=c++17 "${flags[@]}" "$work/t.cpp" || { echo "$name: not C++17"; status=1; }
     done
-    # host.h's argument macros, in a program of each language, give the values they name.
+    # host.h's argument macros, in a program of each language, give the values they name:
+    # DEVRT_ARG_<TYPE> for each of devrt-run's type names, and the first names kept as aliases.
     cat >"$work/args.c" <<'EOF'
 #include <devrt/host.h>
 int main(void)
 {
     int x = 0;
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(&x), DEVRT_ARG_INT(-1), DEVRT_ARG_UINT(2u),
-                               DEVRT_ARG_U64(1ull << 40), DEVRT_ARG_DOUBLE(0.5),
-                               DEVRT_ARG_I64(-(1ll << 40)), DEVRT_ARG_FLOAT(0.25f),
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&x), DEVRT_ARG_I32(-1), DEVRT_ARG_U32(2u),
+                               DEVRT_ARG_U64(1ull << 40), DEVRT_ARG_F64(0.5),
+                               DEVRT_ARG_I64(-(1ll << 40)), DEVRT_ARG_F32(0.25f),
                                DEVRT_ARG_I8(-3), DEVRT_ARG_U8(200), DEVRT_ARG_I16(-300),
-                               DEVRT_ARG_U16(60000)};
+                               DEVRT_ARG_U16(60000), DEVRT_ARG_BYTES(&x, sizeof x),
+                               DEVRT_ARG_INT(-5), DEVRT_ARG_UINT(6u), DEVRT_ARG_FLOAT(0.75f),
+                               DEVRT_ARG_DOUBLE(1.5)};
     return !(args[0].type == DEVRT_ARG_POINTER && args[0].value.pointer == (void *)&x &&
              args[1].type == DEVRT_ARG_I32 && args[1].value.i32 == -1 &&
              args[2].type == DEVRT_ARG_U32 && args[2].value.u32 == 2u &&
@@ -126,7 +129,13 @@ int main(void)
              args[7].type == DEVRT_ARG_I8 && args[7].value.i8 == -3 &&
              args[8].type == DEVRT_ARG_U8 && args[8].value.u8 == 200 &&
              args[9].type == DEVRT_ARG_I16 && args[9].value.i16 == -300 &&
-             args[10].type == DEVRT_ARG_U16 && args[10].value.u16 == 60000);
+             args[10].type == DEVRT_ARG_U16 && args[10].value.u16 == 60000 &&
+             args[11].type == DEVRT_ARG_BYTES && args[11].size == sizeof x &&
+             args[11].value.pointer == (void *)&x &&
+             args[12].type == DEVRT_ARG_I32 && args[12].value.i32 == -5 &&
+             args[13].type == DEVRT_ARG_U32 && args[13].value.u32 == 6u &&
+             args[14].type == DEVRT_ARG_F32 && args[14].value.f32 == 0.75f &&
+             args[15].type == DEVRT_ARG_F64 && args[15].value.f64 == 1.5);
 }
 EOF
     cp "$work/args.c" "$work/args.cpp"

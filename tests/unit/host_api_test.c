@@ -12,6 +12,9 @@
  *   host_api_test callback_switches IMAGE  an output callback that sends the module's output
  *                                 to a file: the later lines go there (the server called the
  *                                 callback holding the lock the setter took: it hung)
+ *   host_api_test wrong_backend IMAGE WHAT  IMAGE loaded on the emulation is refused with
+ *                                 DEVRT_ERROR_IMAGE and a message that says it is WHAT (dlopen
+ *                                 said it "cannot open shared object file")
  *
  * Exits 0 when the case holds, 1 when it does not (a crash is the failure before the fix).
  */
@@ -132,12 +135,23 @@ static void callback_switches(devrt_device *device, const char *image)
     fclose(switched_to);
 }
 
+/* An image of another backend's kind, loaded on the emulation. */
+static void wrong_backend(devrt_device *device, const char *image, const char *what)
+{
+    devrt_module *module = NULL;
+    int status = devrt_module_load(device, image, &module);
+    CHECK(status == DEVRT_ERROR_IMAGE && strstr(devrt_last_error(), what) &&
+              strstr(devrt_last_error(), "; the emu backend runs emulation images (.so)"),
+          "status %d: %s", status, devrt_last_error());
+    devrt_module_unload(module);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
                 "usage: host_api_test null_handles|bad_open|mem_alloc_limits|mem_alloc_control|"
-                "callback_switches IMAGE\n");
+                "callback_switches IMAGE|wrong_backend IMAGE WHAT\n");
         return 2;
     }
     if (!strcmp(argv[1], "null_handles")) {
@@ -159,6 +173,8 @@ int main(int argc, char **argv)
         mem_alloc_control(device);
     else if (!strcmp(argv[1], "callback_switches") && argc == 3)
         callback_switches(device, argv[2]);
+    else if (!strcmp(argv[1], "wrong_backend") && argc == 4)
+        wrong_backend(device, argv[2], argv[3]);
     else {
         fprintf(stderr, "unknown case %s\n", argv[1]);
         failures++;

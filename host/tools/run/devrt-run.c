@@ -12,13 +12,18 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <devrt/abi.h>
 #include <devrt/host.h>
+
+#include "geometry.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
 #include "amdgpu_dispatch.h"
@@ -32,8 +37,10 @@ static const char usage[] =
     "                 [--timeout SECONDS] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
-    "       devrt-run --list\n"
-    "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup.\n"
+    "       devrt-run --list | --help | --version\n"
+    "  KERNEL defaults to main; --grid counts workgroups, --block workitems per workgroup:\n"
+    "  at most 1024 workitems a workgroup, 2^32-1 workitems a dimension, 2^40 workgroups.\n"
+    "  An option's value may also follow an '=' (--grid=4,2).\n"
     "  {target} in IMAGE stands for the GPU's processor (gfx90a, sm_90, host), so that one\n"
     "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --device picks the backend's device N (default 0), as --list numbers them.\n"
@@ -50,7 +57,8 @@ static const char usage[] =
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
     "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
     "  it took in the driver and in devrt, the CPUs its server thread runs on and why), or\n"
-    "  why a backend has none, and exits 0.\n"
+    "  why a backend has none, and exits 0. --version prints devrt's version and the\n"
+    "  device ABI version (abi.h) that images must be built against.\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong, 3 the kernel ran\n"
     "past --timeout.\n";
@@ -59,6 +67,26 @@ static int bad_usage(const char *what, const char *value)
 {
     fprintf(stderr, "devrt-run: %s%s%s\n%s", what, value ? ": " : "", value ? value : "", usage);
     return 2;
+}
+
+/*
+ * Whether argv[*i] is option NAME, given as "NAME VALUE" or "NAME=VALUE"; *value is then
+ * its value, NULL where none follows. *i moves past what it took.
+ */
+static bool option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t length = strlen(name);
+    if (strncmp(a, name, length))
+        return false;
+    if (a[length] == '=') {
+        *value = a + length + 1;
+        return true;
+    }
+    if (a[length])
+        return false;
+    *value = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
 }
 
 static int parse_dims(const char *text, uint32_t dims[3])
@@ -112,7 +140,7 @@ static void store_int(struct devrt_arg *arg, uint64_t value)
 static int parse_bytes(const char *hex, struct devrt_arg *arg)
 {
     size_t digits = strlen(hex);
-    if (digits % 2 || digits / 2 > UINT32_MAX || strspn(hex, "0123456789abcdefABCDEF") != digits)
+    if (digits / 2 > UINT32_MAX)
         return -1;
     unsigned char *bytes = malloc(digits / 2);
     if (!bytes)
@@ -126,58 +154,126 @@ static int parse_bytes(const char *hex, struct devrt_arg *arg)
     return 0;
 }
 
-/* A buffer argument's pointer is left NULL and its size kept in *buffer: no device yet. */
-static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer)
+/* Says why TEXT is not an argument, as devrt-run prints it; returns -1. */
+static int refuse(char *why, size_t size, const char *text, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int refuse(char *why, size_t size, const char *text, const char *format, ...)
+{
+    int used = snprintf(why, size, "%s: ", text);
+    if (used >= 0 && (size_t)used < size) {
+        va_list list;
+        va_start(list, format);
+        vsnprintf(why + used, size - (size_t)used, format, list);
+        va_end(list);
+    }
+    return -1;
+}
+
+/*
+ * VALUE, TYPE's text, as an unsigned number of up to MAX; -1 with WHY set if it is not one.
+ * MIN is only for the message: TYPE's smallest value.
+ */
+static int parse_unsigned(const char *text, const char *type, const char *value,
+                          unsigned long long min, unsigned long long max, unsigned long long *out,
+                          char *why, size_t size)
+{
+    char *end;
+    errno = 0;
+    /* strtoull would skip a space, and then take a minus sign as wrapping around. */
+    if (isspace((unsigned char)*value))
+        return refuse(why, size, text, "not a number");
+    unsigned long long v = strtoull(value, &end, 0);
+    if (end == value || *end)
+        return refuse(why, size, text, "not a number");
+    if (*value == '-')
+        return refuse(why, size, text, "%s is negative: %s takes %llu to %llu", value, type, min,
+                      max);
+    if (errno == ERANGE || v > max)
+        return refuse(why, size, text, "%s is out of range for %s (0 to %llu)", value, type, max);
+    *out = v;
+    return 0;
+}
+
+/*
+ * TEXT, TYPE:VALUE, into ARG; -1 with WHY saying what is wrong. A buffer argument's pointer
+ * is left NULL and its size kept in *buffer: no device yet.
+ */
+static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer, char *why,
+                     size_t size)
 {
     const char *colon = strchr(text, ':');
-    if (!colon || !colon[1])
-        return -1;
+    if (!colon)
+        return refuse(why, size, text, "expected TYPE:VALUE");
+    if (!colon[1])
+        return refuse(why, size, text, "no value after the type");
     size_t kind = (size_t)(colon - text);
     const char *value = colon + 1;
     char *end;
     errno = 0;
     if (kind == 3 && !strncmp(text, "buf", 3)) {
-        unsigned long long bytes = strtoull(value, &end, 10);
-        if (*end || errno || bytes == 0 || *value == '-')
+        unsigned long long bytes;
+        if (parse_unsigned(text, "buf", value, 1, SIZE_MAX, &bytes, why, size))
             return -1;
+        if (bytes == 0)
+            return refuse(why, size, text, "buffers need at least 1 byte");
         arg->type = DEVRT_ARG_POINTER;
         arg->value.pointer = NULL;
         *buffer = (size_t)bytes;
         return 0;
     }
-    if (kind == 5 && !strncmp(text, "bytes", 5))
-        return parse_bytes(value, arg);
-    if (kind == 3 && !strncmp(text, "f32", 3)) {
-        arg->type = DEVRT_ARG_F32;
-        arg->value.f32 = strtof(value, &end);
-        return *end || errno ? -1 : 0;
+    if (kind == 5 && !strncmp(text, "bytes", 5)) {
+        size_t digits = strlen(value);
+        if (strspn(value, "0123456789abcdefABCDEF") != digits)
+            return refuse(why, size, text, "expected hex digits, two a byte");
+        if (digits % 2)
+            return refuse(why, size, text, "%zu hex digits: a byte takes two", digits);
+        if (digits / 2 > UINT32_MAX)
+            return refuse(why, size, text, "%zu bytes: an argument holds at most %u", digits / 2,
+                          UINT32_MAX);
+        if (parse_bytes(value, arg))
+            return refuse(why, size, text, "no memory for its %zu bytes", digits / 2);
+        return 0;
     }
-    if (kind == 3 && !strncmp(text, "f64", 3)) {
-        arg->type = DEVRT_ARG_F64;
-        arg->value.f64 = strtod(value, &end);
-        return *end || errno ? -1 : 0;
+    if (kind == 3 && (!strncmp(text, "f32", 3) || !strncmp(text, "f64", 3))) {
+        bool single = text[1] == '3';
+        if (isspace((unsigned char)*value))
+            return refuse(why, size, text, "not a number");
+        arg->type = single ? DEVRT_ARG_F32 : DEVRT_ARG_F64;
+        if (single)
+            arg->value.f32 = strtof(value, &end);
+        else
+            arg->value.f64 = strtod(value, &end);
+        if (end == value || *end)
+            return refuse(why, size, text, "not a number");
+        if (errno == ERANGE)
+            return refuse(why, size, text, "%s is out of range for %.3s", value, text);
+        return 0;
     }
     for (size_t i = 0; i < sizeof int_types / sizeof int_types[0]; ++i) {
         const struct int_type *t = &int_types[i];
         if (kind != strlen(t->name) || strncmp(text, t->name, kind))
             continue;
         arg->type = t->type;
-        if (isspace((unsigned char)*value))
-            return -1; /* strtoull would skip it, and then a minus sign */
-        if (t->min < 0) {
-            long long v = strtoll(value, &end, 0);
-            if (*end || errno || v < t->min || v > (long long)t->max)
-                return -1;
-            store_int(arg, (uint64_t)v);
-        } else {
-            unsigned long long v = strtoull(value, &end, 0);
-            if (*end || errno || v > t->max || *value == '-')
+        if (t->min == 0) {
+            unsigned long long v;
+            if (parse_unsigned(text, t->name, value, 0, t->max, &v, why, size))
                 return -1;
             store_int(arg, v);
+            return 0;
         }
+        if (isspace((unsigned char)*value))
+            return refuse(why, size, text, "not a number");
+        long long v = strtoll(value, &end, 0);
+        if (end == value || *end)
+            return refuse(why, size, text, "not a number");
+        if (errno == ERANGE || v < t->min || v > (long long)t->max)
+            return refuse(why, size, text, "%s is out of range for %s (%lld to %lld)", value,
+                          t->name, t->min, (long long)t->max);
+        store_int(arg, (uint64_t)v);
         return 0;
     }
-    return -1;
+    return refuse(why, size, text, "unknown type %.*s", (int)kind, text);
 }
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -422,8 +518,11 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         fprintf(stderr, "devrt-run: %s names {target}: say which backend with --backend\n", image);
         return 2;
     }
-    /* Before the device: a missing file or wrong arguments need no GPU to be told. */
-    if (!per_target && devrt_image_check_args(image, backend, kernel, args, arg_count)) {
+    /* Before the device: wrong geometry, a missing file or wrong arguments need no GPU to
+       be told. The geometry first, so that its check is seen to pass where the
+       arguments' then fails. */
+    if (devrt_check_geometry(config) ||
+        (!per_target && devrt_image_check_args(image, backend, kernel, args, arg_count))) {
         fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
         return 2;
     }
@@ -502,17 +601,21 @@ int main(int argc, char **argv)
     int index = 0;
     int first_arg = argc;
     for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (!strcmp(a, "--")) {
             first_arg = i + 1;
             break;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (!strcmp(a, "--grid") || !strcmp(a, "--block")) {
-            if (i + 1 == argc || parse_dims(argv[i + 1], a[2] == 'g' ? config.grid : config.block))
-                return bad_usage("expected X[,Y,Z] of positive numbers after", a);
-            ++i;
+        } else if (!strcmp(a, "--version")) {
+            printf("devrt-run (devrt %s), device ABI %u\n", DEVRT_PROJECT_VERSION,
+                   DEVRT_ABI_VERSION);
+            return 0;
+        } else if (option(argc, argv, &i, "--grid", &v) || option(argc, argv, &i, "--block", &v)) {
+            if (!v || parse_dims(v, a[2] == 'g' ? config.grid : config.block))
+                return bad_usage("expected X[,Y,Z] of positive numbers after",
+                                 a[2] == 'g' ? "--grid" : "--block");
         } else if (!strcmp(a, "--list")) {
             if (argc != 2)
                 return bad_usage("--list takes nothing else", NULL);
@@ -521,12 +624,12 @@ int main(int argc, char **argv)
             explaining = true;
         } else if (!strcmp(a, "--json")) {
             json = true;
-        } else if (!strcmp(a, "--target")) {
-            if (i + 1 == argc || !argv[i + 1][0])
-                return bad_usage("expected a GPU such as gfx1100 after", a);
-            target = argv[++i];
-        } else if (!strcmp(a, "--backend")) {
-            const char *b = i + 1 < argc ? argv[++i] : "";
+        } else if (option(argc, argv, &i, "--target", &v)) {
+            if (!v || !v[0])
+                return bad_usage("expected a GPU such as gfx1100 after", "--target");
+            target = v;
+        } else if (option(argc, argv, &i, "--backend", &v)) {
+            const char *b = v ? v : "";
             if (!strcmp(b, "hsa"))
                 backend = DEVRT_BACKEND_HSA;
             else if (!strcmp(b, "emu"))
@@ -535,16 +638,16 @@ int main(int argc, char **argv)
                 backend = DEVRT_BACKEND_CUDA;
             else
                 return bad_usage("unknown backend", b);
-        } else if (!strcmp(a, "--device")) {
-            const char *n = i + 1 < argc ? argv[++i] : "";
+        } else if (option(argc, argv, &i, "--device", &v)) {
+            const char *n = v ? v : "";
             char *end;
             errno = 0;
             long v = strtol(n, &end, 10);
             if (!*n || *end || errno || v < 0 || v > INT32_MAX)
                 return bad_usage("expected a device number (0, 1, ...) after --device, not", n);
             index = (int)v;
-        } else if (!strcmp(a, "--timeout")) {
-            const char *t = i + 1 < argc ? argv[++i] : "";
+        } else if (option(argc, argv, &i, "--timeout", &v)) {
+            const char *t = v ? v : "";
             char *end;
             errno = 0;
             double seconds = strtod(t, &end);
@@ -553,8 +656,8 @@ int main(int argc, char **argv)
                                  "--timeout, not",
                                  t);
             config.timeout_ns = (uint64_t)(seconds * 1e9);
-        } else if (!strcmp(a, "--wave")) {
-            const char *w = i + 1 < argc ? argv[++i] : "";
+        } else if (option(argc, argv, &i, "--wave", &v)) {
+            const char *w = v ? v : "";
             if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))
                 return bad_usage("expected 1, 32 or 64 after --wave, not", w);
             options.emu_wave_size = (uint32_t)atoi(w);
@@ -581,9 +684,15 @@ int main(int argc, char **argv)
     struct devrt_arg *args = calloc(arg_count ? arg_count : 1, sizeof *args);
     size_t *buffers = calloc(arg_count ? arg_count : 1, sizeof *buffers);
     int exit_code = args && buffers ? 0 : 2;
-    for (size_t i = 0; i < arg_count && !exit_code; ++i)
-        if (parse_arg(argv[first_arg + (int)i], &args[i], &buffers[i]))
-            exit_code = bad_usage("bad kernel argument", argv[first_arg + (int)i]);
+    for (size_t i = 0; i < arg_count && !exit_code; ++i) {
+        char why[256];
+        if (parse_arg(argv[first_arg + (int)i], &args[i], &buffers[i], why, sizeof why)) {
+            /* The reason, and where the types are: the whole usage would bury it. */
+            fprintf(stderr, "devrt-run: %s\ndevrt-run: see devrt-run --help for argument types\n",
+                    why);
+            exit_code = 2;
+        }
+    }
     if (!exit_code && explaining)
         exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
     else if (!exit_code)
