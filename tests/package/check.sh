@@ -65,7 +65,7 @@ deb-contents)
     info=$(dpkg-deb -I "$deb")
     for path in ./usr/bin/devrt-run ./usr/bin/devrt-leaks \
         ./usr/include/devrt/devrt.h ./usr/include/devrt/host.h ./usr/include/devrt/symbols.def \
-        ./usr/lib/libdevrt.so.0 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
+        ./usr/lib/libdevrt.so.1 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
         ./usr/lib/libdevrt_host.a ./usr/lib/libdevrt_shield.a ./usr/lib/libdevrt_emu.a \
         ./usr/lib/devrt/devrt-amdgcn.bc ./usr/lib/devrt/devrt-nvptx.bc \
         ./usr/lib/cmake/devrt/devrtConfig.cmake ./usr/lib/cmake/devrt/devrtConfigVersion.cmake \
@@ -182,7 +182,7 @@ EOF
     cat >"$work/project/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C)
-find_package(devrt 0.1 REQUIRED)
+find_package(devrt 1.0 REQUIRED)
 add_executable(app main.c)
 target_link_libraries(app PRIVATE devrt::runtime)
 add_executable(app_static main.c)
@@ -211,7 +211,7 @@ EOF
         ctest --test-dir "$build" --output-on-failure --no-tests=error || fail "$type: the program failed"
     done
     printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(component C)' \
-        'find_package(devrt 0.1 REQUIRED COMPONENTS nonesuch)' >"$work/component/CMakeLists.txt"
+        'find_package(devrt 1.0 REQUIRED COMPONENTS nonesuch)' >"$work/component/CMakeLists.txt"
     if out=$(cmake -S "$work/component" -B "$work/component/build" \
         -DCMAKE_PREFIX_PATH="$moved" 2>&1); then
         fail "find_package(devrt COMPONENTS nonesuch) found devrt"
