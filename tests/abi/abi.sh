@@ -42,7 +42,7 @@ dump() {
     grep -q "<function-decl" "$1" ||
         { echo "abi.sh: $library: no function types recorded (no debug information?)" >&2; exit 2; }
 }
-soname() { sed -n "s/^<abi-corpus .*soname='\([^']*\)'.*/\1/p" "$1" | head -1; }
+soname() { sed -n "s/^<abi-corpus .*soname=[\"']\([^\"']*\)[\"'].*/\1/p" "$1" | head -1; }
 
 case $mode in
 dump)
@@ -53,6 +53,7 @@ check)
     [[ -f $file ]] || { echo "abi.sh: $file: no such file" >&2; exit 2; }
     dump "$work/current.abi"
     have=$(soname "$work/current.abi") want=$(soname "$file")
+    [[ -n $have && -n $want ]] || { echo "abi.sh: no SONAME in the library or in $file" >&2; exit 2; }
     if [[ $have != "$want" ]]; then
         echo "abi.sh: the library is $have, the baseline $file records $want: SOVERSION moved," \
             "so record the baseline anew (docs/abi.md)"
