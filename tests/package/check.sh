@@ -17,7 +17,8 @@
 #                                       space (a moved prefix), build a user's own project
 #                                       there with the three kernel rules, in Release, Debug
 #                                       and without the dependencies' .pc files, and run its
-#                                       emulation kernel with the shared and static runtime;
+#                                       emulation kernel with the shared and static runtime,
+#                                       by the path given and by the one the build defines;
 #                                       find_package with a component must fail naming it
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
@@ -163,9 +164,11 @@ int main(int argc, char **argv)
 {
     devrt_device *device;
     devrt_module *module;
-    if (argc != 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
+    /* No argument: the image the build named (integration.md, "From CMake"). */
+    const char *image = argc == 2 ? argv[1] : APP_KERNELS;
+    if (argc > 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
         return 2;
-    if (devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS)
+    if (devrt_module_load(device, image, &module) != DEVRT_SUCCESS)
         return fprintf(stderr, "%s\n", devrt_last_error()), 2;
     uint32_t *out = devrt_mem_alloc(device, 64 * sizeof *out);
     struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
@@ -190,9 +193,12 @@ target_link_libraries(app_static PRIVATE devrt::runtime_static)
 devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
 devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
 devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
+target_compile_definitions(app PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
+target_compile_definitions(app_static PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
 enable_testing()
 add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
 add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_named_by_build COMMAND app)
 EOF
     # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
     # on a machine with the .deb and its dependencies but not their -dev packages.
