@@ -39,8 +39,10 @@ configure_package_config_file(toolchain/package/devrtConfig.cmake.in
   "${PROJECT_BINARY_DIR}/package/devrtConfig.cmake"
   INSTALL_DESTINATION ${cmake_dir}
   PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR DEVRT_BITCODE_INSTALL_DIR)
+# A major version is one libdevrt ABI (SOVERSION, docs/abi-policy.md): a program written
+# for 1.0 builds against any 1.x.
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/package/devrtConfigVersion.cmake"
-  COMPATIBILITY SameMinorVersion)
+  COMPATIBILITY SameMajorVersion)
 install(FILES
   "${PROJECT_BINARY_DIR}/package/devrtConfig.cmake"
   "${PROJECT_BINARY_DIR}/package/devrtConfigVersion.cmake"

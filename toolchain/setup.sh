@@ -17,6 +17,7 @@ packages=(
     libelf-dev          # devrt-leaks and the runtime read ELF through elfutils
     libmsgpack-dev      # the runtime reads amdgcn code objects' metadata (msgpack-c)
     libffi-dev          # the emulation backend calls kernels with any signature
+    abigail-tools       # abidiff checks libdevrt's ABI against abi/libdevrt.abi (tests/abi)
 )
 
 missing=()

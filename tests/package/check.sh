@@ -17,7 +17,8 @@
 #                                       space (a moved prefix), build a user's own project
 #                                       there with the three kernel rules, in Release, Debug
 #                                       and without the dependencies' .pc files, and run its
-#                                       emulation kernel with the shared and static runtime;
+#                                       emulation kernel with the shared and static runtime,
+#                                       by the path given and by the one the build defines;
 #                                       find_package with a component must fail naming it
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
@@ -65,7 +66,7 @@ deb-contents)
     info=$(dpkg-deb -I "$deb")
     for path in ./usr/bin/devrt-run ./usr/bin/devrt-leaks \
         ./usr/include/devrt/devrt.h ./usr/include/devrt/host.h ./usr/include/devrt/symbols.def \
-        ./usr/lib/libdevrt.so.0 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
+        ./usr/lib/libdevrt.so.1 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
         ./usr/lib/libdevrt_host.a ./usr/lib/libdevrt_shield.a ./usr/lib/libdevrt_emu.a \
         ./usr/lib/devrt/devrt-amdgcn.bc ./usr/lib/devrt/devrt-nvptx.bc \
         ./usr/lib/cmake/devrt/devrtConfig.cmake ./usr/lib/cmake/devrt/devrtConfigVersion.cmake \
@@ -172,9 +173,11 @@ int main(int argc, char **argv)
 {
     devrt_device *device;
     devrt_module *module;
-    if (argc != 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
+    /* No argument: the image the build named (integration.md, "From CMake"). */
+    const char *image = argc == 2 ? argv[1] : APP_KERNELS;
+    if (argc > 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
         return 2;
-    if (devrt_module_load(device, argv[1], &module) != DEVRT_SUCCESS)
+    if (devrt_module_load(device, image, &module) != DEVRT_SUCCESS)
         return fprintf(stderr, "%s\n", devrt_last_error()), 2;
     uint32_t *out = devrt_mem_alloc(device, 64 * sizeof *out);
     struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
@@ -191,7 +194,7 @@ EOF
     cat >"$work/project/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C)
-find_package(devrt 0.1 REQUIRED)
+find_package(devrt 1.0 REQUIRED)
 add_executable(app main.c)
 target_link_libraries(app PRIVATE devrt::runtime)
 add_executable(app_static main.c)
@@ -199,9 +202,12 @@ target_link_libraries(app_static PRIVATE devrt::runtime_static)
 devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
 devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
 devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
+target_compile_definitions(app PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
+target_compile_definitions(app_static PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
 enable_testing()
 add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
 add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_named_by_build COMMAND app)
 EOF
     # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
     # on a machine with the .deb and its dependencies but not their -dev packages.
@@ -220,7 +226,7 @@ EOF
         ctest --test-dir "$build" --output-on-failure --no-tests=error || fail "$type: the program failed"
     done
     printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(component C)' \
-        'find_package(devrt 0.1 REQUIRED COMPONENTS nonesuch)' >"$work/component/CMakeLists.txt"
+        'find_package(devrt 1.0 REQUIRED COMPONENTS nonesuch)' >"$work/component/CMakeLists.txt"
     if out=$(cmake -S "$work/component" -B "$work/component/build" \
         -DCMAKE_PREFIX_PATH="$moved" 2>&1); then
         fail "find_package(devrt COMPONENTS nonesuch) found devrt"

@@ -5,7 +5,9 @@ Takes the ```sh blocks of a Markdown file (README.md, docs/*.md) after a heading
 ("## Installing" unless --from names another), but for the first --skip of them (1: that
 section's own block, which builds and installs, as the package tests have done already),
 runs them in one bash session in a scratch directory holding a copy of examples/, with PREFIX and PATH pointing at the
-prefix, and compares each command's exit status with the expected list. Exit status: 0 as
+prefix, and compares each command's exit status with the expected list. A ```c block
+under a line of its file's name in bold code (**`scale.c`**) is written to that file in the
+scratch directory first, as a user saves it. Exit status: 0 as
 expected, 1 not (each command, its status and its output shown), 2 usage.
 """
 import argparse
@@ -23,6 +25,14 @@ def commands(doc, heading, skip):
     # A line ending in a backslash goes on in the next, as in the shell.
     lines = [line for block in blocks for line in block.replace("\\\n", "").splitlines()]
     return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def files(doc, heading):
+    """{name: text} of the ```c blocks after HEADING that a **`name`** line heads."""
+    text = open(doc, encoding="utf-8").read()
+    found = re.findall(r"^\*\*`([\w.-]+)`\*\*\n\n?```c\n(.*?)```", text[text.index(heading):],
+                       re.S | re.M)
+    return dict(found)
 
 
 def main():
@@ -44,6 +54,9 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     shutil.copytree(os.path.join(args.source, "examples"),
                     os.path.join(args.work, "examples"))
+    for name, body in files(args.doc, args.heading).items():
+        with open(os.path.join(args.work, name), "w", encoding="utf-8") as out:
+            out.write(body)
     script = "".join(f"{line}\necho \"@@status $?\"\n" for line in lines)
     env = dict(os.environ, PREFIX=args.prefix,
                PATH=f"{args.prefix}/bin:{os.environ['PATH']}")
