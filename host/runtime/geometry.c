@@ -15,8 +15,7 @@ static bool product3(const uint32_t size[3], uint64_t *product)
     return !__builtin_mul_overflow((uint64_t)size[0] * size[1], size[2], product);
 }
 
-enum devrt_geometry_fault devrt_geometry_fault(const struct devrt_launch_config *config,
-                                               int *axis)
+enum devrt_geometry_fault devrt_geometry_fault(const struct devrt_launch_config *config, int *axis)
 {
     for (int d = 0; d < 3; ++d)
         if (config->grid[d] == 0 || config->block[d] == 0)
@@ -69,8 +68,7 @@ int devrt_check_geometry(const struct devrt_launch_config *config)
                           "grid %c: %u workgroups of %u workitems is %llu workitems, more than "
                           "the %u devrt_grid_size counts",
                           names[axis], config->grid[axis], config->block[axis],
-                          (unsigned long long)config->grid[axis] * config->block[axis],
-                          UINT32_MAX);
+                          (unsigned long long)config->grid[axis] * config->block[axis], UINT32_MAX);
     case DEVRT_GEOMETRY_GRID:
         describe_product(config->grid, given, sizeof given);
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,

@@ -24,8 +24,7 @@ enum devrt_geometry_fault {
 };
 
 /* The verdict alone, with no error set: AXIS (may be NULL) gets the dimension at fault. */
-enum devrt_geometry_fault devrt_geometry_fault(const struct devrt_launch_config *config,
-                                               int *axis);
+enum devrt_geometry_fault devrt_geometry_fault(const struct devrt_launch_config *config, int *axis);
 
 /* DEVRT_SUCCESS, or DEVRT_ERROR_INVALID_ARGUMENT with the error naming the limit. */
 int devrt_check_geometry(const struct devrt_launch_config *config);

@@ -83,13 +83,13 @@ static void one(uint32_t g0, uint32_t g1, uint32_t g2, uint32_t b0, uint32_t b1,
     /* The message each path prints, with the error each returns. */
     int status = devrt_check_geometry(&c);
     if (want == DEVRT_GEOMETRY_OK) {
-        CHECK(status == DEVRT_SUCCESS, "grid %u,%u,%u block %u,%u,%u refused: %s", g0, g1, g2,
-              b0, b1, b2, devrt_last_error());
+        CHECK(status == DEVRT_SUCCESS, "grid %u,%u,%u block %u,%u,%u refused: %s", g0, g1, g2, b0,
+              b1, b2, devrt_last_error());
         return;
     }
     CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT && strstr(devrt_last_error(), names[want]),
-          "grid %u,%u,%u block %u,%u,%u: status %d, \"%s\" does not say \"%s\"", g0, g1, g2, b0,
-          b1, b2, status, devrt_last_error(), names[want]);
+          "grid %u,%u,%u block %u,%u,%u: status %d, \"%s\" does not say \"%s\"", g0, g1, g2, b0, b1,
+          b2, status, devrt_last_error(), names[want]);
 }
 
 /* xorshift64*: the same cases every run. */
@@ -115,10 +115,29 @@ static int property(bool control)
 {
     checked = control ? before_issue_31 : devrt_geometry_fault;
     /* Each limit, one either side, and the sizes whose products wrap 64 bits. */
-    static const uint32_t edges[] = {0,       1,       2,       3,          31,         32,
-                                     33,      1023,    1024,    1025,       65535,      65536,
-                                     1048575, 1048576, 1048577, 2097152,    4194303,    4194304,
-                                     4194305, 1u << 31, (1u << 31) + 1, UINT32_MAX - 1, UINT32_MAX};
+    static const uint32_t edges[] = {0,
+                                     1,
+                                     2,
+                                     3,
+                                     31,
+                                     32,
+                                     33,
+                                     1023,
+                                     1024,
+                                     1025,
+                                     65535,
+                                     65536,
+                                     1048575,
+                                     1048576,
+                                     1048577,
+                                     2097152,
+                                     4194303,
+                                     4194304,
+                                     4194305,
+                                     1u << 31,
+                                     (1u << 31) + 1,
+                                     UINT32_MAX - 1,
+                                     UINT32_MAX};
     const size_t n = sizeof edges / sizeof edges[0];
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < n; ++j)
@@ -167,8 +186,8 @@ static int launch(const char *image)
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
         int status = devrt_launch(module, "nothing", &refused[i].config, NULL, 0, NULL);
-        CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT && !strcmp(devrt_last_error(),
-                                                                refused[i].message),
+        CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT &&
+                  !strcmp(devrt_last_error(), refused[i].message),
               "case %zu: status %d, \"%s\"", i, status, devrt_last_error());
     }
     /* The control: the largest workgroup runs. */
