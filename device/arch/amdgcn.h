@@ -73,6 +73,26 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
 }
 
 /*
+ * The raise's one lane (exception.c): the first active lane's value, for every lane that
+ * raises with it. No lane waits for another: the lanes of a branch run together, so the
+ * value is there to read, and it sits in an SGPR instead of every lane's VGPR.
+ */
+static inline uint32_t devrt_arch_raising_lane_value(uint32_t value)
+{
+    return __builtin_amdgcn_readfirstlane(value);
+}
+
+/*
+ * The instruction scheduler keeps what comes before this point apart from what comes after
+ * it: a run of stores whose data would otherwise be moved into VGPRs all at once, to be
+ * stored together, holds only one half's at a time.
+ */
+static inline void devrt_arch_schedule_apart(void)
+{
+    __builtin_amdgcn_sched_barrier(0);
+}
+
+/*
  * The forms over a mask the caller took once (see nvptx.h): a wave runs its active lanes
  * together, so that mask is the active one and the plain forms serve.
  */

@@ -76,6 +76,18 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
     return devrt_emu_meet(0, false, value).first;
 }
 
+/*
+ * The raise's one lane (exception.c): each lane is a thread that raises on its own, and
+ * must not wait to meet wave-mates that do not raise.
+ */
+static inline uint32_t devrt_arch_raising_lane_value(uint32_t value)
+{
+    return value;
+}
+
+/* Nothing to keep apart (amdgcn.h says why a GPU does): a lane's registers cost no others. */
+static inline void devrt_arch_schedule_apart(void) {}
+
 static inline uint64_t devrt_arch_ballot_sync(uint64_t mask, bool predicate)
 {
     return devrt_emu_meet(mask, predicate, 0).ballot;

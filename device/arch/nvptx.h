@@ -83,6 +83,18 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
     return devrt_arch_read_first_sync(__nvvm_activemask(), value);
 }
 
+/*
+ * The raise's one lane (exception.c): each lane raises with its own values, the registers
+ * being the lane's own anyway, and no lane waits for another.
+ */
+static inline uint32_t devrt_arch_raising_lane_value(uint32_t value)
+{
+    return value;
+}
+
+/* Nothing to keep apart (amdgcn.h says why amdgcn does): ptxas schedules and allocates anew. */
+static inline void devrt_arch_schedule_apart(void) {}
+
 /* Wait until every lane of mask has arrived; orders their memory accesses too. */
 static inline void devrt_arch_sync_lanes(uint64_t mask)
 {

@@ -95,18 +95,39 @@ def check_no_cost(tc, cpu, tmp):
     return None if a == b else f"linking devrt changed the cost: {a} -> {b}"
 
 
-def check_exception(tc, cpu, tmp):
-    """Raising costs no scratch and at most EXCEPTION_VGPR_BUDGET VGPRs over the kernel's own."""
-    base = tc.metadata(tc.build(kernel("exception.c"), cpu, tmp, flags=("-DBASELINE",)))
-    full = tc.metadata(tc.build(kernel("exception.c"), cpu, tmp))
-    base, full = base["exception"], full["exception"]
-    extra = full["vgpr"] - base["vgpr"]
-    print(f"{cpu}: baseline {base}, with exception {full}, +{extra} VGPRs")
-    if full["scratch"] or full["dynamic_stack"]:
-        return f"the exception path uses {full['scratch']} bytes of scratch"
-    if extra > EXCEPTION_VGPR_BUDGET:
-        return f"the exception path costs {extra} VGPRs, budget {EXCEPTION_VGPR_BUDGET}"
-    return None
+EXCEPTION_BODIES = ("global", "local")
+EXCEPTION_FORMS = ("signal", "code", "throw", "at_value")
+
+
+def check_exception(tc, cpu, tmp, defines=()):
+    """Raising costs no scratch and at most EXCEPTION_VGPR_BUDGET VGPRs over the kernel's
+    own: each raise form in each body of kernels/exception.c against the body without it,
+    linked by every path. Prints every figure, then returns the first failure."""
+    flags = tuple(f"-D{d}" for d in defines)
+    failures, worst = [], 0
+    for path in amdgcn.LINK_PATHS:
+        kernels = tc.metadata(tc.build(kernel("exception.c"), cpu, tmp, path=path, flags=flags))
+        figures = []
+        for body in EXCEPTION_BODIES:
+            base = kernels[f"{body}_none"]
+            for form in EXCEPTION_FORMS:
+                name = f"{body}_{form}"
+                full = kernels[name]
+                extra = full["vgpr"] - base["vgpr"]
+                worst = max(worst, extra)
+                figures.append(f"{name} {base['vgpr']}{extra:+d}")
+                if full["scratch"] or full["dynamic_stack"]:
+                    failures.append(f"{path}: {name}: the exception path uses scratch "
+                                    f"({full['scratch']} bytes"
+                                    f"{', a dynamic stack' if full['dynamic_stack'] else ''})")
+                if extra > EXCEPTION_VGPR_BUDGET:
+                    failures.append(f"{path}: {name}: the exception path costs {extra} VGPRs "
+                                    f"({base['vgpr']} -> {full['vgpr']}), "
+                                    f"budget {EXCEPTION_VGPR_BUDGET}")
+        print(f"{cpu} {path}: VGPRs, the kernel's own and the raise's: {', '.join(figures)}")
+    print(f"{cpu}: the exception path costs at most {worst:+d} VGPRs "
+          f"(budget {EXCEPTION_VGPR_BUDGET}){'' if failures else ', no scratch'}")
+    return failures[0] if failures else None
 
 
 def check_memory_model(tc, cpu, tmp, defines=(), isa_only=False):
@@ -155,7 +176,8 @@ def main():
     parser.add_argument("--include")
     parser.add_argument("--bitcode")
     parser.add_argument("--define", action="append", default=[],
-                        help="memory_model: a macro for the steps' build (a control build)")
+                        help="memory_model: a macro for the steps' build (a control build); "
+                        "exception: a macro for the kernels' build (its control)")
     parser.add_argument("--isa-only", action="store_true",
                         help="memory_model: read only the instructions, not the IR's scopes")
     args = parser.parse_intermixed_args()
@@ -171,6 +193,8 @@ def main():
             extra = {}
             if args.check == "memory_model":
                 extra = {"defines": args.define, "isa_only": args.isa_only}
+            elif args.check == "exception":
+                extra = {"defines": args.define}
             failure = CHECKS[args.check](tc, args.target, amdgcn.workdir(), **extra)
     except amdgcn.BuildError as e:
         failure = f"{'cannot read' if args.check == 'object' else 'build failed'}: {e}"
