@@ -14,8 +14,9 @@
 #       writes (devrt-symbols.txt) and builds the amdgcn bitcode, which is linked from it.
 #   check.sh consumer WORK PREFIX GENERATOR
 #       the same on the user's project of tests/package (its three kernel rules), against
-#       the installed PREFIX; the control touches the header its kernel includes, which
-#       only the compiler's dependency files name, and each rule's image must be built again.
+#       the installed PREFIX, in a build folder whose name has a space; the control touches
+#       the header its kernel includes, which only the compiler's dependency files name, and
+#       each rule's image must be built again.
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -100,9 +101,9 @@ consumer)
     work=$2/consumer-${4// /-}
     rm -rf "$work"
     "$src/tests/package/check.sh" consumer-project "$work/project"
-    rebuilt=("$work/build/app_kernels.so" "$work/build/app_kernels.gfx90a.hsaco"
-        "$work/build/app_kernels_nvptx.ptx")
-    project loud "$work/project" "$work/build" "$4" "$work/project/factor.h" all \
+    rebuilt=("$work/my build/app_kernels.so" "$work/my build/app_kernels.gfx90a.hsaco"
+        "$work/my build/app_kernels_nvptx.ptx")
+    project loud "$work/project" "$work/my build" "$4" "$work/project/factor.h" all \
         -DCMAKE_PREFIX_PATH="$3" -DCMAKE_BUILD_TYPE=Release
     ;;
 *)
