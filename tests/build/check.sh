@@ -24,13 +24,17 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 step=${1:-}
 fail() { echo "check.sh $step: $*" >&2; exit 1; }
 
-# The lines of a build's output (GENERATOR OUTPUT) that show work, none where there was none.
-# Ninja says when it has nothing to do. Make prints "[ NN%] <what>" before each step it runs
-# and "Built target" for each target, done or not, and CMake's "-- " lines when the build
-# runs configure again.
+# The lines of a build's output (GENERATOR OUTPUT) that show work, none where there was none:
+# the "-- " lines of CMake when the build runs configure again, and each step's line, which
+# Ninja begins with "[N/M]" and Make with "[ NN%]" (Make's "Built target" lines come whether
+# there was work or not). Ninja's output that has neither a step nor "no work to do" is all
+# shown, as work of some unknown kind.
 work_lines() {
     case $1 in
-    Ninja) grep -qx 'ninja: no work to do.' <<<"$2" || grep -v '^ninja explain: ' <<<"$2" ;;
+    Ninja)
+        grep -E '^\[[0-9]+/[0-9]+\] |^-- ' <<<"$2" || grep -qx 'ninja: no work to do.' <<<"$2" ||
+            grep -v '^ninja explain: ' <<<"$2"
+        ;;
     *) grep -E '^\[ *[0-9]+%\] |^-- |Re-running CMake' <<<"$2" | grep -Ev '^\[ *[0-9]+%\] Built target ' ;;
     esac
 }
