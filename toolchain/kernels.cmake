@@ -144,12 +144,15 @@ function(devrt_add_amdgcn_kernel name)
   get_filename_component(source "${arg_SOURCE}" ABSOLUTE)
   set(hsaco "${CMAKE_CURRENT_BINARY_DIR}/${name}.${arg_TARGET}.hsaco")
   devrt_kernel_flags(flags "${arg_DEFINES}" "${arg_INCLUDES}")
+  # -MQ: the depfile must name the rule's output, the code object, and not the object the
+  # compile writes on the way (Ninja takes a rule whose depfile names another file as never
+  # built, and Make reads no dependencies from it); -MQ, unlike -MT, escapes a space in it.
   add_custom_command(
     OUTPUT "${hsaco}"
     COMMAND "${DEVRT_CLANG}" -target amdgcn-amd-amdhsa -mcpu=${arg_TARGET} -nogpulib
             -ffreestanding -std=c17 -O2 -I "${DEVRT_INCLUDE_DIR}" ${flags}
             -Xclang -mlink-builtin-bitcode -Xclang "${bitcode}"
-            -c "${source}" -o "${hsaco}.o" -MD -MF "${hsaco}.d"
+            -c "${source}" -o "${hsaco}.o" -MD -MF "${hsaco}.d" -MQ "${hsaco}"
     COMMAND "${DEVRT_LD_LLD}" -shared --no-undefined "${hsaco}.o" -o "${hsaco}"
     DEPFILE "${hsaco}.d"
     DEPENDS "${source}" "${bitcode}"

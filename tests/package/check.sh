@@ -20,6 +20,8 @@
 #                                       emulation kernel with the shared and static runtime,
 #                                       by the path given and by the one the build defines;
 #                                       find_package with a component must fail naming it
+#   check.sh consumer-project DIR       write that project's sources into DIR (for
+#                                       tests/build)
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
@@ -27,6 +29,73 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 examples=$src/examples
 step=${1:-}
 fail() { echo "check.sh $step: $*" >&2; exit 1; }
+
+# A user's own project (consumer-project DIR): an application linked with devrt's shared
+# and static runtime, and one kernel built by each of the three kernel rules.
+write_consumer_project() {
+    mkdir -p "$1"
+    # A user's kernel with what compilers warn about and users leave in (an unused variable
+    # and parameter): each rule builds it as its compiler takes it by default.
+    cat >"$1/kernel.c" <<'EOF'
+#include <devrt/devrt.h>
+
+#include "factor.h"
+
+DEVRT_KERNEL2(scaled, uint32_t *, out, uint32_t, unused_factor)
+{
+    int unused;
+    uint32_t id = (uint32_t)devrt_global_id(DEVRT_X);
+    out[id] = FACTOR * id;
+}
+EOF
+    # A header of the project's own, which only the compiler's dependency files name.
+    printf '#define FACTOR 3\n' >"$1/factor.h"
+    cat >"$1/main.c" <<'EOF'
+#include <devrt/host.h>
+
+#include "factor.h"
+
+int main(int argc, char **argv)
+{
+    devrt_device *device;
+    devrt_module *module;
+    /* No argument: the image the build named (integration.md, "From CMake"). */
+    const char *image = argc == 2 ? argv[1] : APP_KERNELS;
+    if (argc > 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
+        return 2;
+    if (devrt_module_load(device, image, &module) != DEVRT_SUCCESS)
+        return fprintf(stderr, "%s\n", devrt_last_error()), 2;
+    uint32_t *out = devrt_mem_alloc(device, 64 * sizeof *out);
+    struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_U32(1)};
+    int wrong = devrt_launch(module, "scaled", &config, args, 2, NULL) != DEVRT_SUCCESS;
+    for (uint32_t i = 0; i < 64 && !wrong; ++i)
+        wrong = out[i] != FACTOR * i;
+    devrt_mem_free(device, out);
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    return wrong;
+}
+EOF
+    cat >"$1/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(consumer C)
+find_package(devrt 1.0 REQUIRED)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE devrt::runtime)
+add_executable(app_static main.c)
+target_link_libraries(app_static PRIVATE devrt::runtime_static)
+devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
+devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
+devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
+target_compile_definitions(app PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
+target_compile_definitions(app_static PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
+enable_testing()
+add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
+add_test(NAME emu_named_by_build COMMAND app)
+EOF
+}
 
 case $step in
 install)
@@ -154,61 +223,7 @@ consumer)
     moved="$work/moved prefix/devrt"
     mkdir -p "$work/project" "$work/component" "$(dirname "$moved")"
     cp -a "$3" "$moved"
-    # A user's kernel with what compilers warn about and users leave in (an unused variable
-    # and parameter): each rule builds it as its compiler takes it by default.
-    cat >"$work/project/kernel.c" <<'EOF'
-#include <devrt/devrt.h>
-
-DEVRT_KERNEL2(scaled, uint32_t *, out, uint32_t, unused_factor)
-{
-    int unused;
-    uint32_t id = (uint32_t)devrt_global_id(DEVRT_X);
-    out[id] = 3 * id;
-}
-EOF
-    cat >"$work/project/main.c" <<'EOF'
-#include <devrt/host.h>
-
-int main(int argc, char **argv)
-{
-    devrt_device *device;
-    devrt_module *module;
-    /* No argument: the image the build named (integration.md, "From CMake"). */
-    const char *image = argc == 2 ? argv[1] : APP_KERNELS;
-    if (argc > 2 || devrt_device_open(DEVRT_BACKEND_EMU, 0, NULL, &device) != DEVRT_SUCCESS)
-        return 2;
-    if (devrt_module_load(device, image, &module) != DEVRT_SUCCESS)
-        return fprintf(stderr, "%s\n", devrt_last_error()), 2;
-    uint32_t *out = devrt_mem_alloc(device, 64 * sizeof *out);
-    struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(1)};
-    int wrong = devrt_launch(module, "scaled", &config, args, 2, NULL) != DEVRT_SUCCESS;
-    for (uint32_t i = 0; i < 64 && !wrong; ++i)
-        wrong = out[i] != 3 * i;
-    devrt_mem_free(device, out);
-    devrt_module_unload(module);
-    devrt_device_close(device);
-    return wrong;
-}
-EOF
-    cat >"$work/project/CMakeLists.txt" <<'EOF'
-cmake_minimum_required(VERSION 3.25)
-project(consumer C)
-find_package(devrt 1.0 REQUIRED)
-add_executable(app main.c)
-target_link_libraries(app PRIVATE devrt::runtime)
-add_executable(app_static main.c)
-target_link_libraries(app_static PRIVATE devrt::runtime_static)
-devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
-devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
-devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
-target_compile_definitions(app PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
-target_compile_definitions(app_static PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
-enable_testing()
-add_test(NAME emu COMMAND app $<TARGET_FILE:app_kernels>)
-add_test(NAME emu_static COMMAND app_static $<TARGET_FILE:app_kernels>)
-add_test(NAME emu_named_by_build COMMAND app)
-EOF
+    write_consumer_project "$work/project"
     # "bare": no .pc file of devrt's dependencies (libffi, libelf, msgpack-c) in sight, as
     # on a machine with the .deb and its dependencies but not their -dev packages.
     mkdir -p "$work/no-pc"
@@ -235,8 +250,12 @@ EOF
     grep -q "devrt has no components (asked for nonesuch)" <<<"$(tr -s ' \n' ' ' <<<"$out")" ||
         fail "find_package(devrt COMPONENTS nonesuch) failed without naming it: $out"
     ;;
+consumer-project)
+    [[ $# -eq 2 ]] || exit 2
+    write_consumer_project "$2"
+    ;;
 *)
-    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers|consumer ..." >&2
+    echo "usage: check.sh install|cmake|pkgconfig|cpack|deb-contents|deb-unpack|headers|consumer|consumer-project ..." >&2
     exit 2
     ;;
 esac
