@@ -11,13 +11,17 @@
  * (docs/runtime.md, "Timeouts").
  * after: once the timeout is reported, a launch of the module on another stream still waits
  * for the kernel that runs on; after_control launches from a second module of the same
- * image instead, which nothing orders, and must see it start while the spin goes on. Both
+ * image instead, which nothing orders, and must see it start while the spin goes on.
+ * other_stream and other_stream_control: the same, with the spin launched asynchronously on
+ * a stream of its own, destroyed once its timeout is reported, so that only the module's
+ * record of the runaway orders mark after it (launch.c, keep_runaway). All four
  * tell apart only on CUDA: on the emulation the spin was stopped, and the launch starts at
  * once either way; on HSA the device's one queue holds every launch behind the spin.
  * program_signal: a handler the program installed for the signal the emulation stops lanes
  * with (SIGRTMIN + 4) still gets the signals sent to the program's own threads after a
  * launch with a timeout has installed the emulation's.
- * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|program_signal
+ * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|other_stream|
+ * other_stream_control|program_signal
  * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
  * came, for docs/reliability.md.
  */
@@ -70,6 +74,27 @@ static void check_output(void)
     sink = (struct harness_sink){0};
 }
 
+/* The spin on a stream of its own, waited for: its status. */
+static int launch_spin_on_stream(uint64_t timeout_ns)
+{
+    const struct devrt_launch_config config = {
+        .grid = {LANES / block, 1, 1}, .block = {block, 1, 1}, .timeout_ns = timeout_ns};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                               DEVRT_ARG_PTR(&words[2])};
+    devrt_stream *stream;
+    uint64_t id;
+    words[2] = 0;
+    int status = devrt_stream_create(device, &stream);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    status = devrt_launch_async(module, "spin", &config, args, 3, stream, &id);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, NULL);
+    /* Its launch is taken: the stream goes while the kernel may run on. */
+    devrt_stream_destroy(stream);
+    return status;
+}
+
 static int launch_spin(uint64_t timeout_ns)
 {
     const struct devrt_launch_config config = {
@@ -114,7 +139,7 @@ static void test_fires(void)
  * started where it is ordered after the spin and the spin runs on, and must have where it
  * is not; released, everything ends.
  */
-static void test_after(const char *image, bool control)
+static void test_after(const char *image, bool control, bool spin_on_stream)
 {
     bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
     devrt_module *other = NULL;
@@ -123,7 +148,7 @@ static void test_after(const char *image, bool control)
         CHECK(false, "a second module of %s: %s", image, devrt_last_error());
         return;
     }
-    int status = launch_spin(TIMEOUT_NS);
+    int status = spin_on_stream ? launch_spin_on_stream(TIMEOUT_NS) : launch_spin(TIMEOUT_NS);
     CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
     check_output();
@@ -210,12 +235,16 @@ static void test_in_time(void)
 
 int main(int argc, char **argv)
 {
+    static const char *const tests[] = {
+        "fires",        "fires_in_wave",        "in_time",       "after", "after_control",
+        "other_stream", "other_stream_control", "program_signal"};
     const char *test = argc > 2 ? argv[2] : "";
-    if (argc < 3 || (strcmp(test, "fires") && strcmp(test, "fires_in_wave") &&
-                     strcmp(test, "in_time") && strcmp(test, "after") &&
-                     strcmp(test, "after_control") && strcmp(test, "program_signal"))) {
-        fprintf(stderr, "usage: timeout_test IMAGE "
-                        "fires|fires_in_wave|in_time|after|after_control|program_signal "
+    size_t known = 0;
+    while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
+        ++known;
+    if (argc < 3 || known == sizeof tests / sizeof *tests) {
+        fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
+                        "after_control|other_stream|other_stream_control|program_signal "
                         "[emu|hsa|cuda]\n");
         return 2;
     }
@@ -236,8 +265,8 @@ int main(int argc, char **argv)
         test_in_time();
     else if (!strcmp(test, "program_signal"))
         test_program_signal();
-    else if (!strncmp(test, "after", 5))
-        test_after(argv[1], !strcmp(test, "after_control"));
+    else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
+        test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else
         test_fires();
     devrt_module_unload(module);
