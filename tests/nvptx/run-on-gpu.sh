@@ -11,7 +11,9 @@
 #
 # With PTX_DIR the build here is host-only (DEVRT_DEVICE_CODE=OFF); without it, LLVM 19
 # must be here too and the PTX is built. LOG_DIR (default: the build directory) receives
-# gpu.txt, nvptx-tests.log, bench-rpc.log and bench-heap-printf.log. The build directory
+# gpu.txt, nvptx-tests.log, bench-rpc.log, bench-heap-printf.log and results.md, the one file
+# of the run for docs/results (the GPU, the commit, every test's result, the benchmarks' tables).
+# The build directory
 # is $DEVRT_GPU_BUILD, default build/nvptx-gpu; $DEVRT_GPU_JOBS parallel jobs (default: all
 # cores); $DEVRT_GPU_TEST_TIMEOUT seconds at most per test and $DEVRT_GPU_BENCH_TIMEOUT per
 # benchmark (default 300 each). Exits non-zero if a test failed.
@@ -53,4 +55,28 @@ for bench in bench-rpc-nvptx:bench-rpc bench-nvptx:bench-heap-printf; do
     timeout "${DEVRT_GPU_BENCH_TIMEOUT:-300}" cmake --build "$build" --target "$target" 2>&1 |
         tee "$logs/$log.log"
 done
+
+# One file for docs/results: what ran where, each test's line, and the benchmarks' tables.
+{
+    echo "# $(head -1 "$logs/gpu.txt"): tests/nvptx/run-on-gpu.sh"
+    echo
+    echo "Commit $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+        git -C "$src" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')."
+    echo
+    echo '```'
+    tail -n +2 "$logs/gpu.txt"
+    echo '```'
+    echo
+    echo "## Tests (exit $tests)"
+    echo
+    echo '```'
+    grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed' "$logs/nvptx-tests.log"
+    echo '```'
+    for log in bench-rpc bench-heap-printf; do
+        echo
+        echo "## $log"
+        echo
+        grep -E '^\|' "$logs/$log.log" || echo "(no table: see $log.log)"
+    done
+} >"$logs/results.md"
 exit "$tests"
