@@ -118,6 +118,13 @@ int devrt_vprintf(const char *format, va_list args)
         }
         if (p >= end)
             break;
+        /*
+         * Past a conversion the device does not know, it cannot tell which argument the next
+         * one takes, nor its type: reading on would take an integer for a string's pointer.
+         * It stops; the host sees too few arguments and says so. Only a bare %% goes on.
+         */
+        if (devrt_output_conversion(*p) == DEVRT_CONVERSION_NONE && !(*p == '%' && p[-1] == '%'))
+            break;
         switch (devrt_output_conversion(*p++)) {
         case DEVRT_CONVERSION_SIGNED:
             if (wide == 1)

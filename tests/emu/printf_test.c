@@ -8,6 +8,7 @@
  *   raw         devrt_puts / devrt_output_write / devrt_putchar, and the stream they report
  *   exception   what the kernel printed reaches the file before the exception report
  *   bad         formats that do not fit their arguments: the documented output and report
+ *   variadic    the variadic function on formats it cannot type whole, beside the macro
  */
 #include <inttypes.h>
 #include <math.h>
@@ -385,16 +386,19 @@ static void test_exception(void)
     devrt_module_set_output_callback(module, on_output, &captured);
 }
 
-/* One bad format: the exact output, and the report (NULL: the launch succeeds). */
-static void bad_case(uint32_t which, const char *output, const char *report_part,
-                     const char *unterminated)
+/*
+ * One case of KERNEL (which, unterminated): the exact output, and the report (NULL: the
+ * launch succeeds).
+ */
+static void kernel_case(const char *kernel, uint32_t which, const char *output,
+                        const char *report_part, const char *unterminated)
 {
     reset_capture();
     struct devrt_launch_report report;
     struct devrt_arg args[] = {DEVRT_ARG_UINT(which), DEVRT_ARG_PTR(unterminated)};
     struct devrt_launch_config config = grid_for(1);
     devrt_module_set_report_file(module, NULL);
-    int status = devrt_launch(module, "bad", &config, args, 2, &report);
+    int status = devrt_launch(module, kernel, &config, args, unterminated ? 2 : 1, &report);
     const char *got = captured.count == 1 ? captured.units[0] : "(no unit)";
     CHECK(captured.count == 1 && strcmp(got, output) == 0,
           "case %u: output '%.60s', expected '%.60s'", which, got, output);
@@ -406,6 +410,26 @@ static void bad_case(uint32_t which, const char *output, const char *report_part
     } else {
         CHECK(status == DEVRT_SUCCESS, "case %u: status %d: %s", which, status, report.text);
     }
+}
+
+static void bad_case(uint32_t which, const char *output, const char *report_part,
+                     const char *unterminated)
+{
+    kernel_case("bad", which, output, report_part, unterminated);
+}
+
+/*
+ * Each even case is the variadic function, the odd one after it the macro on the same
+ * call. The macro sends every argument typed, so the host matches them to the conversions
+ * it knows; the variadic form stops reading at a conversion it cannot type, so the host
+ * has fewer arguments than the format asks for and says so.
+ */
+static void test_variadic(void)
+{
+    kernel_case("variadic", 0, "x%yz %s\n", "\"%s\": no argument for its value (0 sent)", NULL);
+    kernel_case("variadic", 1, "x%yz %s\n", "argument 1 is a signed integer", NULL);
+    kernel_case("variadic", 2, "%5k%s|%d\n", "\"%s\": no argument for its value (0 sent)", NULL);
+    kernel_case("variadic", 3, "%5k%s|%d\n", "argument 1 is a floating-point number", NULL);
 }
 
 static void test_bad(void)
@@ -466,6 +490,8 @@ int main(int argc, char **argv)
         test_exception();
     else if (!strcmp(test, "bad"))
         test_bad();
+    else if (!strcmp(test, "variadic"))
+        test_variadic();
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

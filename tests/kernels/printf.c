@@ -131,6 +131,21 @@ DEVRT_KERNEL2(bad, uint32_t, which, const char *, unterminated)
     }
 }
 
+/*
+ * The variadic function beside the macro on the same calls, one per launch: formats with a
+ * conversion the device cannot type, where the variadic form must read no argument past it
+ * (it once read the next one as the string's pointer and faulted).
+ */
+DEVRT_KERNEL1(variadic, uint32_t, which)
+{
+    switch (which) {
+    case 0: (devrt_printf)("x%yz %s\n", 5, "str"); break;
+    case 1: devrt_printf("x%yz %s\n", 5, "str"); break;
+    case 2: (devrt_printf)("%5k%s|%d\n", 1.5, "str", 7); break;
+    case 3: devrt_printf("%5k%s|%d\n", 1.5, "str", 7); break;
+    }
+}
+
 /* Throughput: each lane prints `rounds` lines. */
 DEVRT_KERNEL1(many_lines, uint32_t, rounds)
 {
