@@ -111,9 +111,9 @@ static int expected(char *out, size_t size, const struct printf_entry *e)
 static void generate(struct printf_entry *e, char *format, size_t size, uint32_t id,
                      const char *const *strings, size_t nstrings)
 {
-    static const char conversions[] = "diouxXcsfFeEgGaAp%";
+    static const char conversions[] = "diouxXbBcsfFeEgGaAp%";
     char conversion = conversions[rnd(sizeof conversions - 1)];
-    bool is_int = strchr("diouxX", conversion), is_float = strchr("fFeEgGaA", conversion);
+    bool is_int = strchr("diouxXbB", conversion), is_float = strchr("fFeEgGaA", conversion);
     bool is_signed = strchr("di", conversion) || is_float;
     char flags[8] = "";
     size_t nf = 0;
@@ -121,7 +121,7 @@ static void generate(struct printf_entry *e, char *format, size_t size, uint32_t
         flags[nf++] = '-';
     if (is_signed && rnd(3) == 0)
         flags[nf++] = rnd(2) ? '+' : ' ';
-    if ((strchr("oxX", conversion) || is_float) && rnd(3) == 0)
+    if ((strchr("oxXbB", conversion) || is_float) && rnd(3) == 0)
         flags[nf++] = '#';
     if ((is_int || is_float) && rnd(3) == 0)
         flags[nf++] = '0';
@@ -430,6 +430,23 @@ static void test_variadic(void)
     kernel_case("variadic", 1, "x%yz %s\n", "argument 1 is a signed integer", NULL);
     kernel_case("variadic", 2, "%5k%s|%d\n", "\"%s\": no argument for its value (0 sent)", NULL);
     kernel_case("variadic", 3, "%5k%s|%d\n", "argument 1 is a floating-point number", NULL);
+    const char *simple = "00000000000000000000000000000001A simple string\n\n";
+    kernel_case("variadic", 4, simple, NULL, NULL);
+    kernel_case("variadic", 5, simple, NULL, NULL);
+    const char *c23 = "0B101 -1 1 ff -5 44 -7 8|end\n";
+    kernel_case("variadic", 6, c23, NULL, NULL);
+    kernel_case("variadic", 7, c23, NULL, NULL);
+    kernel_case("variadic", 8, "x    2.500 2.5 8\n", NULL, NULL);
+    kernel_case("variadic", 9, "x    2.500 2.5 8\n", NULL, NULL);
+    const char *mixed = "the format mixes numbered (%N$) and unnumbered conversions";
+    kernel_case("variadic", 10, "4 %s %2$d\n", mixed, NULL);
+    kernel_case("variadic", 11, "4 %s %2$d\n", mixed, NULL);
+    kernel_case("variadic", 12, "4 %3$s\n", "no argument 3 for its value (1 sent)", NULL);
+    kernel_case("variadic", 13, "4 str\n", NULL, NULL);
+    kernel_case("variadic", 14, "%1$d %1$s\n", "no argument 1 for its value (0 sent)", NULL);
+    const char *w7 = "\"w7\" is not a length C defines";
+    kernel_case("variadic", 15, "%w7d %s\n", w7, NULL);
+    kernel_case("variadic", 16, "%w7d str\n", w7, NULL);
 }
 
 static void test_bad(void)
