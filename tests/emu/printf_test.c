@@ -9,6 +9,7 @@
  *   exception   what the kernel printed reaches the file before the exception report
  *   bad         formats that do not fit their arguments: the documented output and report
  *   variadic    the variadic function on formats it cannot type whole, beside the macro
+ *   returns     what the calls return: 0, not a character count
  */
 #include <inttypes.h>
 #include <math.h>
@@ -479,6 +480,29 @@ static void test_bad(void)
     devrt_mem_free(device, unterminated);
 }
 
+static void test_returns(void)
+{
+    int32_t *out = devrt_mem_alloc(device, 5 * sizeof *out);
+    for (int i = 0; i < 5; ++i)
+        out[i] = 99;
+    reset_capture();
+    devrt_module_set_report_file(module, NULL);
+    struct devrt_launch_report report;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out)};
+    struct devrt_launch_config config = grid_for(1);
+    int status = devrt_launch(module, "returns", &config, args, 1, &report);
+    CHECK(status == DEVRT_ERROR_DEVICE_REQUEST && strstr(report.text, "argument 1 is"),
+          "status %d: %s", status, report.text);
+    CHECK(captured.count == 5 && !strcmp(captured.units[0], "hello 42\n") &&
+              !strcmp(captured.units[1], "hello 42\n") && !strcmp(captured.units[2], "%s|\n"),
+          "%zu units", captured.count);
+    CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0 && out[3] == 1 && out[4] == '!',
+          "returned %d %d %d %d %d, expected 0 0 0 1 33", out[0], out[1], out[2], out[3], out[4]);
+    printf("printf returned %d (macro), %d (variadic), %d (reported format)\n", out[0], out[1],
+           out[2]);
+    devrt_mem_free(device, out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -509,6 +533,8 @@ int main(int argc, char **argv)
         test_bad();
     else if (!strcmp(test, "variadic"))
         test_variadic();
+    else if (!strcmp(test, "returns"))
+        test_returns();
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

@@ -173,6 +173,20 @@ DEVRT_KERNEL1(variadic, uint32_t, which)
     }
 }
 
+/*
+ * What the calls return (docs/output.md): the printf forms 0 once the message is handed
+ * over, not the count of characters the host will print (9 here), even for a format the
+ * host then reports, since they do not wait for the host.
+ */
+DEVRT_KERNEL1(returns, int32_t *, out)
+{
+    out[0] = devrt_printf("hello %d\n", 42);
+    out[1] = (devrt_printf)("hello %d\n", 42);
+    out[2] = devrt_printf("%s|\n", 42);
+    out[3] = devrt_puts("hi");
+    out[4] = devrt_putchar('!');
+}
+
 /* Throughput: each lane prints `rounds` lines. */
 DEVRT_KERNEL1(many_lines, uint32_t, rounds)
 {
