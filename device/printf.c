@@ -5,6 +5,7 @@
  * stores each word straight into this lane's RPC packet.
  */
 #include "output_stream.h"
+#include "printf_types.h"
 
 DEVRT_ARCH_INLINE struct devrt_printf_state *
 devrt_printf_begin(struct devrt_printf_state *state, uint32_t context, const char *format)
@@ -60,96 +61,52 @@ DEVRT_ARCH_INLINE int devrt_printf_end(struct devrt_printf_state *state)
     return devrt_output_close(state);
 }
 
-/* Past a width or a precision at P; *star says whether it was `*`, an int argument. */
-static const char *skip_field(const char *p, const char *end, bool *star)
-{
-    *star = p < end && *p == '*';
-    if (*star)
-        ++p;
-    while (p < end && *p >= '0' && *p <= '9')
-        ++p;
-    return p;
-}
-
 /*
  * devrt_vprintf reads its arguments the C way, so it must parse the format on the device
- * to know their types. Lanes may hold different formats, so it collects its arguments in
- * private memory (scratch on amdgcn) first and then sends them in a loop that every lane
- * runs the same number of times, padding where it has no argument.
+ * to know their types (printf_types.h), in a first pass, since numbered conversions (%N$)
+ * may name them in any order. Lanes may hold different formats, so it collects its
+ * arguments in private memory (scratch on amdgcn) first and then sends them in a loop that
+ * every lane runs the same number of times, padding where it has no argument.
  */
 int devrt_vprintf(const char *format, va_list args)
 {
     uint8_t tags[DEVRT_PRINTF_MAX_ARGS];
     uint64_t values[DEVRT_PRINTF_MAX_ARGS];
-    uint32_t count = 0;
-#define DEVRT_PUSH(tag, value)                                                                     \
-    do {                                                                                           \
-        if (count < DEVRT_PRINTF_MAX_ARGS) {                                                       \
-            tags[count] = (tag);                                                                   \
-            values[count] = (uint64_t)(value);                                                     \
-            ++count;                                                                               \
-        }                                                                                          \
-    } while (0)
-    const char *p = format;
-    const char *end = format ? format + DEVRT_PRINTF_MAX_STRING : format;
-    while (p && p < end && *p) {
-        if (*p++ != '%')
-            continue;
-        while (p < end && (*p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0'))
-            ++p;
-        bool star;
-        p = skip_field(p, end, &star); /* the width */
-        if (star)
-            DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
-        if (p < end && *p == '.') {
-            p = skip_field(p + 1, end, &star); /* the precision */
-            if (star)
-                DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
-        }
-        /* 'L' also as long double; any 64-bit length reads a long long on LP64 targets. */
-        int wide = 0; /* 0: int, 1: long long, 2: long double */
-        while (p < end &&
-               (*p == 'h' || *p == 'l' || *p == 'z' || *p == 'j' || *p == 't' || *p == 'L')) {
-            if (*p == 'L')
-                wide = 2;
-            else if (*p != 'h')
-                wide = 1;
-            ++p;
-        }
-        if (p >= end)
+    uint32_t count = devrt_printf_type_arguments(format, DEVRT_PRINTF_MAX_STRING, tags);
+    for (uint32_t i = 0; i < count; ++i) {
+        uint8_t tag = DEVRT_OUTPUT_I64;
+        uint64_t value = 0;
+        switch (tags[i]) {
+        case DEVRT_READ_INT: value = (uint64_t)(int64_t)va_arg(args, int); break;
+        case DEVRT_READ_UINT:
+            tag = DEVRT_OUTPUT_U64;
+            value = va_arg(args, unsigned int);
             break;
-        switch (devrt_output_conversion(*p++)) {
-        case DEVRT_CONVERSION_SIGNED:
-            if (wide == 1)
-                DEVRT_PUSH(DEVRT_OUTPUT_I64, va_arg(args, long long));
-            else
-                DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int));
+        case DEVRT_READ_LLONG: value = (uint64_t)va_arg(args, long long); break;
+        case DEVRT_READ_ULLONG:
+            tag = DEVRT_OUTPUT_U64;
+            value = va_arg(args, unsigned long long);
             break;
-        case DEVRT_CONVERSION_CHAR: DEVRT_PUSH(DEVRT_OUTPUT_I64, (int64_t)va_arg(args, int)); break;
-        case DEVRT_CONVERSION_UNSIGNED:
-            if (wide == 1)
-                DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned long long));
-            else
-                DEVRT_PUSH(DEVRT_OUTPUT_U64, va_arg(args, unsigned int));
-            break;
-        case DEVRT_CONVERSION_FLOAT: {
-            double v = wide == 2 ? (double)va_arg(args, long double) : va_arg(args, double);
-            uint64_t bits;
-            __builtin_memcpy(&bits, &v, sizeof bits);
-            DEVRT_PUSH(DEVRT_OUTPUT_F64, bits);
+        case DEVRT_READ_DOUBLE:
+        case DEVRT_READ_LDOUBLE: {
+            double v = tags[i] == DEVRT_READ_LDOUBLE ? (double)va_arg(args, long double)
+                                                     : va_arg(args, double);
+            __builtin_memcpy(&value, &v, sizeof value);
+            tag = DEVRT_OUTPUT_F64;
             break;
         }
-        case DEVRT_CONVERSION_STRING:
-            DEVRT_PUSH(DEVRT_OUTPUT_STR, (uintptr_t)va_arg(args, const char *));
+        case DEVRT_READ_STRING:
+            tag = DEVRT_OUTPUT_STR;
+            value = (uintptr_t)va_arg(args, const char *);
             break;
-        case DEVRT_CONVERSION_POINTER:
-        case DEVRT_CONVERSION_COUNT:
-            DEVRT_PUSH(DEVRT_OUTPUT_PTR, (uintptr_t)va_arg(args, void *));
+        default: /* DEVRT_READ_POINTER: the typing returns no other before count */
+            tag = DEVRT_OUTPUT_PTR;
+            value = (uintptr_t)va_arg(args, void *);
             break;
-        case DEVRT_CONVERSION_NONE: /* %% and unknown conversions take no argument */ break;
         }
+        tags[i] = tag;
+        values[i] = value;
     }
-#undef DEVRT_PUSH
 
     struct devrt_printf_state state;
     devrt_printf_begin(&state, DEVRT_OUTPUT_CONTEXT_PRINTF, format);

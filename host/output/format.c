@@ -4,6 +4,7 @@
  * device's arguments are 64-bit words tagged with their kind; nothing is guessed.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@ struct spec {
     bool has_width, has_precision;
     bool width_star, precision_star; /* given by an argument */
     int width, precision;
-    char length[3]; /* "", "hh", "h", "l", "ll", "z", "j", "t", "L" */
+    /* The N of %N$, *N$ and .*N$ (POSIX numbered arguments), counted from 1; 0: none. */
+    int position, width_position, precision_position;
+    char length[8]; /* "", "hh", "h", "l", "ll", "z", "j", "t", "L", "wN", "wfN" */
     char conversion;
 };
 
@@ -29,7 +32,11 @@ struct formatter {
     struct devrt_text *out;
     const struct devrt_format_arg *args;
     size_t count, next;
+    int numbered;         /* whether conversions are %N$ ones; -1: none seen yet */
+    bool mixed;           /* both kinds were met: the rest prints as written */
     unsigned conversions; /* counted from 1, for the report */
+    struct devrt_format_check check;
+    bool untyped; /* a conversion devrt_vprintf could not type was met */
     char *why;
     size_t why_size;
     int problems;
@@ -74,25 +81,40 @@ static bool is_integer(uint32_t tag)
     return tag == DEVRT_OUTPUT_I64 || tag == DEVRT_OUTPUT_U64;
 }
 
-/* The next argument, or NULL (reported) when the device sent too few. */
+/*
+ * The next argument, or argument POSITION (counted from 1) of a numbered conversion, with
+ * its number in *INDEX; NULL (reported) when the device sent too few.
+ */
 static const struct devrt_format_arg *take(struct formatter *f, const struct spec *s,
-                                           const char *what)
+                                           const char *what, int position, size_t *index)
 {
-    if (f->next < f->count)
+    if (position > 0) {
+        if ((size_t)position <= f->count) {
+            *index = (size_t)position;
+            return &f->args[position - 1];
+        }
+        problem(f, s, "no argument %d for its %s (%zu sent)", position, what, f->count);
+        return NULL;
+    }
+    if (f->next < f->count) {
+        *index = f->next + 1;
         return &f->args[f->next++];
+    }
     problem(f, s, "no argument for its %s (%zu sent)", what, f->count);
     return NULL;
 }
 
 /* A `*` width or precision: an integer argument, as C reads it (an int). */
-static bool take_star(struct formatter *f, const struct spec *s, const char *what, int *out)
+static bool take_star(struct formatter *f, const struct spec *s, const char *what, int position,
+                      int *out)
 {
-    const struct devrt_format_arg *a = take(f, s, what);
+    size_t index;
+    const struct devrt_format_arg *a = take(f, s, what, position, &index);
     if (!a)
         return false;
     if (!is_integer(a->tag)) {
-        problem(f, s, "its %s is argument %zu, %s, not an integer", what, f->next,
-                kind_name(a->tag));
+        f->check.misfits++;
+        problem(f, s, "its %s is argument %zu, %s, not an integer", what, index, kind_name(a->tag));
         return false;
     }
     *out = (int)(int64_t)a->value;
@@ -161,6 +183,11 @@ static char *digits_of(uint64_t value, unsigned base, bool upper, char *end)
 {
     const char *set = upper ? "0123456789ABCDEF" : "0123456789abcdef";
     switch (base) { /* constant divisors: no division instruction */
+    case 2:
+        do
+            *--end = set[value & 1];
+        while (value >>= 1);
+        break;
     case 8:
         do
             *--end = set[value & 7];
@@ -235,19 +262,43 @@ static bool length_is(const struct spec *s, const char *length)
     return strcmp(s->length, length) == 0;
 }
 
+/*
+ * The bits of the integer type an integer conversion's length reads: the C23 wN is intN_t,
+ * wfN the host's int_fastN_t (the device sent the value of its own, which fits it); 0 for
+ * a length C does not define.
+ */
+static int length_bits(const struct spec *s)
+{
+    const char *l = s->length;
+    if (l[0] != 'w')
+        return length_is(s, "hh") ? 8 : length_is(s, "h") ? 16 : length_is(s, "") ? 32 : 64;
+    bool fast = l[1] == 'f';
+    const char *n = l + 1 + fast;
+    if (!strcmp(n, "8"))
+        return fast ? 8 * (int)sizeof(int_fast8_t) : 8;
+    if (!strcmp(n, "16"))
+        return fast ? 8 * (int)sizeof(int_fast16_t) : 16;
+    if (!strcmp(n, "32"))
+        return fast ? 8 * (int)sizeof(int_fast32_t) : 32;
+    if (!strcmp(n, "64"))
+        return 64;
+    return 0;
+}
+
 static void format_integer(struct formatter *f, const struct spec *s, uint64_t bits)
 {
     bool is_signed = s->conversion == 'd' || s->conversion == 'i';
-    /* Every 64-bit length (l ll z j t) reads the same bits on an LP64 host. */
-    bool wide = !length_is(s, "hh") && !length_is(s, "h") && !length_is(s, "");
-    int64_t signed_value = length_is(s, "hh")  ? (signed char)bits
-                           : length_is(s, "h") ? (short)bits
-                           : wide              ? (int64_t)bits
-                                               : (int)(int64_t)bits;
-    uint64_t unsigned_value = length_is(s, "hh")  ? (unsigned char)bits
-                              : length_is(s, "h") ? (unsigned short)bits
-                              : wide              ? bits
-                                                  : (unsigned)bits;
+    /* Every 64-bit length (l ll z j t w64) reads the same bits on an LP64 host. */
+    int size = length_bits(s);
+    bool wide = size == 64;
+    int64_t signed_value = size == 8    ? (signed char)bits
+                           : size == 16 ? (short)bits
+                           : wide       ? (int64_t)bits
+                                        : (int)(int64_t)bits;
+    uint64_t unsigned_value = size == 8    ? (unsigned char)bits
+                              : size == 16 ? (unsigned short)bits
+                              : wide       ? bits
+                                           : (unsigned)bits;
     if (!s->has_precision && plain_flags(s, true)) {
         bool negative = is_signed && signed_value < 0;
         uint64_t magnitude = !is_signed ? unsigned_value
@@ -255,8 +306,9 @@ static void format_integer(struct formatter *f, const struct spec *s, uint64_t b
                                         : (uint64_t)signed_value;
         unsigned base = s->conversion == 'o'                           ? 8
                         : s->conversion == 'x' || s->conversion == 'X' ? 16
+                        : s->conversion == 'b' || s->conversion == 'B' ? 2
                                                                        : 10;
-        char buffer[24];
+        char buffer[72];
         char *end = buffer + sizeof buffer;
         char *digits = digits_of(magnitude, base, s->conversion == 'X', end);
         emit_padded(f, s, negative, digits, (size_t)(end - digits));
@@ -357,6 +409,10 @@ static void format_string(struct formatter *f, const struct spec *s,
 /* Which length modifiers C defines for each conversion. */
 static bool length_fits(const struct spec *s)
 {
+    if (s->length[0] == 'w') /* C23: integers only */
+        return length_bits(s) != 0 &&
+               (devrt_output_conversion(s->conversion) == DEVRT_CONVERSION_SIGNED ||
+                devrt_output_conversion(s->conversion) == DEVRT_CONVERSION_UNSIGNED);
     switch (devrt_output_conversion(s->conversion)) {
     case DEVRT_CONVERSION_SIGNED:
     case DEVRT_CONVERSION_UNSIGNED: return !length_is(s, "L");
@@ -367,22 +423,70 @@ static bool length_fits(const struct spec *s)
     }
 }
 
+/*
+ * Whether the spec keeps to the format's kind: numbered (%N$, with *N$ stars) or not.
+ * POSIX leaves a mix undefined: from the first spec of the other kind on, every one is
+ * printed as written and takes no argument, and the first is reported.
+ */
+/* Past here devrt_vprintf reads no unnumbered argument (device/printf_types.h). */
+static void untyped(struct formatter *f)
+{
+    if (!f->untyped)
+        f->check.typed = f->next;
+    f->untyped = true;
+}
+
+static bool one_kind(struct formatter *f, const struct spec *s)
+{
+    if (f->mixed)
+        return false;
+    bool numbered = s->position > 0;
+    if (f->numbered < 0)
+        f->numbered = numbered;
+    bool stars_fit = (!s->width_star || (s->width_position > 0) == numbered) &&
+                     (!s->precision_star || (s->precision_position > 0) == numbered);
+    if (numbered == (f->numbered == 1) && stars_fit)
+        return true;
+    f->mixed = true;
+    untyped(f);
+    problem(f, s, "the format mixes numbered (%%N$) and unnumbered conversions");
+    return false;
+}
+
 static void convert(struct formatter *f, struct spec *s)
 {
     f->conversions++;
-    if (s->width_star && !take_star(f, s, "width", &s->width)) {
+    if (!one_kind(f, s)) {
         as_written(f, s);
         return;
     }
-    if (s->precision_star && !take_star(f, s, "precision", &s->precision)) {
-        as_written(f, s);
-        return;
-    }
+    /*
+     * The stars and the value are taken whatever is wrong with the conversion, so that the
+     * conversions after it read the arguments meant for them (devrt_vprintf reads them so).
+     */
+    bool stars = !s->width_star || take_star(f, s, "width", s->width_position, &s->width);
+    if (s->precision_star && !take_star(f, s, "precision", s->precision_position, &s->precision))
+        stars = false;
     if (s->conversion == 'n') {
-        if (f->next < f->count)
+        if (!s->position && f->next < f->count)
             f->next++;
         as_written(f, s);
         problem(f, s, "%%n is refused: the host does not write device memory");
+        return;
+    }
+    /* A misfit length is reported before a missing argument: it says more. */
+    bool fits = length_fits(s);
+    if (!fits)
+        untyped(f);
+    if (stars && !fits && s->length[0] == 'w' && !length_bits(s))
+        problem(f, s, "\"%s\" is not a length C defines (w8 w16 w32 w64, wf8 wf16 wf32 wf64)",
+                s->length);
+    else if (stars && !fits)
+        problem(f, s, "the length modifier \"%s\" does not go with %%%c", s->length, s->conversion);
+    size_t index;
+    const struct devrt_format_arg *a = take(f, s, "value", s->position, &index);
+    if (!stars || !a || !fits) {
+        as_written(f, s);
         return;
     }
     if (s->has_precision && s->precision < 0) /* C: a negative precision is none */
@@ -397,17 +501,6 @@ static void convert(struct formatter *f, struct spec *s)
         problem(f, s, "precision %d is over the limit of %d", s->precision, DEVRT_FORMAT_MAX_WIDTH);
         return;
     }
-    const struct devrt_format_arg *a = take(f, s, "value");
-    if (!a) {
-        as_written(f, s);
-        return;
-    }
-    if (!length_fits(s)) {
-        as_written(f, s);
-        problem(f, s, "the length modifier \"%s\" does not go with %%%c", s->length, s->conversion);
-        return;
-    }
-    size_t index = f->next;
     switch (devrt_output_conversion(s->conversion)) {
     case DEVRT_CONVERSION_SIGNED:
     case DEVRT_CONVERSION_UNSIGNED:
@@ -461,6 +554,7 @@ static void convert(struct formatter *f, struct spec *s)
     case DEVRT_CONVERSION_NONE: break;
     }
     as_written(f, s);
+    f->check.misfits++;
     problem(f, s, "argument %zu is %s", index, kind_name(a->tag));
 }
 
@@ -476,18 +570,45 @@ static int read_number(const char *format, size_t length, size_t *i)
     return value > INT_MAX ? INT_MAX : (int)value;
 }
 
+/* An `N$` at *I (N from 1), past it; 0 with *I unmoved when there is none. */
+static int read_position(const char *format, size_t length, size_t *i)
+{
+    size_t j = *i;
+    if (j >= length || format[j] < '1' || format[j] > '9')
+        return 0;
+    int n = read_number(format, length, &j);
+    if (j >= length || format[j] != '$')
+        return 0;
+    *i = j + 1;
+    return n;
+}
+
 static bool is_flag(char c)
 {
     return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0';
 }
 
-/* The length modifier at I (hh h ll l z j t L) into OUT; returns the bytes it takes. */
+/*
+ * The length modifier at I (hh h ll l z j t L, C23's wN and wfN with any digits, checked
+ * later) into OUT, which holds 8 bytes; returns the bytes it takes.
+ */
 static size_t read_length(const char *format, size_t length, size_t i, char *out)
 {
     if (i >= length)
         return 0;
     char c = format[i];
     switch (c) {
+    case 'w': {
+        size_t n = 1 + (i + 1 < length && format[i + 1] == 'f');
+        while (i + n < length && format[i + n] >= '0' && format[i + n] <= '9')
+            ++n;
+        /* A number too long for OUT is no length C defines: kept as "w?", refused. */
+        size_t kept = n < 7 ? n : 1;
+        memcpy(out, format + i, kept);
+        out[kept] = kept < n ? '?' : '\0';
+        out[kept + (kept < n)] = '\0';
+        return n;
+    }
     case 'h':
     case 'l':
         if (i + 1 < length && format[i + 1] == c) {
@@ -510,8 +631,15 @@ static size_t read_length(const char *format, size_t length, size_t i, char *out
 int devrt_format(struct devrt_text *out, const char *format, size_t length,
                  const struct devrt_format_arg *args, size_t count, char *why, size_t why_size)
 {
+    return devrt_format_checked(out, format, length, args, count, why, why_size, NULL);
+}
+
+int devrt_format_checked(struct devrt_text *out, const char *format, size_t length,
+                         const struct devrt_format_arg *args, size_t count, char *why,
+                         size_t why_size, struct devrt_format_check *check)
+{
     struct formatter f = {
-        .out = out, .args = args, .count = count, .why = why, .why_size = why_size};
+        .out = out, .args = args, .count = count, .numbered = -1, .why = why, .why_size = why_size};
     if (why_size)
         why[0] = '\0';
     size_t i = 0;
@@ -529,6 +657,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
             ++i;
             continue;
         }
+        s.position = read_position(format, length, &i);
         size_t nflags = 0;
         while (i < length && is_flag(format[i])) {
             if (!memchr(s.flags, format[i], nflags) && nflags + 1 < sizeof s.flags)
@@ -538,6 +667,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
         if (i < length && format[i] == '*') {
             s.has_width = s.width_star = true;
             ++i;
+            s.width_position = read_position(format, length, &i);
         } else if (i < length && format[i] >= '1' && format[i] <= '9') {
             s.has_width = true;
             s.width = read_number(format, length, &i);
@@ -548,6 +678,7 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
             if (i < length && format[i] == '*') {
                 s.precision_star = true;
                 ++i;
+                s.precision_position = read_position(format, length, &i);
             } else {
                 s.precision = read_number(format, length, &i);
             }
@@ -565,12 +696,20 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
         } else {
             /*
              * An unknown conversion, or `%` with anything between: printed as written. Its
-             * `*` arguments are consumed, as devrt_vprintf read them on the device.
+             * unnumbered `*` arguments are consumed, as devrt_vprintf read them on the device.
              */
-            f.next += s.width_star && f.next < f.count;
-            f.next += s.precision_star && f.next < f.count;
+            if (one_kind(&f, &s)) {
+                f.next += s.width_star && !s.width_position && f.next < f.count;
+                f.next += s.precision_star && !s.precision_position && f.next < f.count;
+            }
+            untyped(&f);
             as_written(&f, &s);
         }
     }
+    if (!f.untyped)
+        f.check.typed = f.next;
+    f.check.numbered = f.numbered == 1;
+    if (check)
+        *check = f.check;
     return f.problems ? -1 : 0;
 }

@@ -35,6 +35,24 @@ int devrt_format(struct devrt_text *out, const char *format, size_t length,
                  const struct devrt_format_arg *args, size_t count, char *why, size_t why_size);
 
 /*
+ * What the tests of devrt_vprintf's typing (tests/unit/vprintf_fuzz.c) learn from the
+ * formatter: MISFITS counts the arguments of a kind their conversion does not read (WHY
+ * names only the first problem); NUMBERED whether the format's first conversion was %N$;
+ * for an unnumbered format, TYPED is how many arguments the conversions before the first
+ * one the device cannot type took.
+ */
+struct devrt_format_check {
+    unsigned misfits;
+    bool numbered;
+    size_t typed;
+};
+
+/* devrt_format, and CHECK (when not NULL). */
+int devrt_format_checked(struct devrt_text *out, const char *format, size_t length,
+                         const struct devrt_format_arg *args, size_t count, char *why,
+                         size_t why_size, struct devrt_format_check *check);
+
+/*
  * Append what the message of one lane (OPCODE DEVRT_RPC_OUTPUT or DEVRT_RPC_PRINTF)
  * prints to OUT. Returns 0, or -1 with WHY: a malformed message prints nothing, a
  * misfit format prints what devrt_format says.

@@ -56,7 +56,7 @@ enum devrt_output_flags {
 enum devrt_output_conversion {
     DEVRT_CONVERSION_NONE,     /* not a conversion (and %%): no argument */
     DEVRT_CONVERSION_SIGNED,   /* d i */
-    DEVRT_CONVERSION_UNSIGNED, /* u o x X */
+    DEVRT_CONVERSION_UNSIGNED, /* u o x X b B */
     DEVRT_CONVERSION_CHAR,     /* c: an int */
     DEVRT_CONVERSION_FLOAT,    /* f F e E g G a A */
     DEVRT_CONVERSION_STRING,   /* s */
@@ -72,7 +72,9 @@ static inline enum devrt_output_conversion devrt_output_conversion(char c)
     case 'u':
     case 'o':
     case 'x':
-    case 'X': return DEVRT_CONVERSION_UNSIGNED;
+    case 'X':
+    case 'b': /* C23 */
+    case 'B': return DEVRT_CONVERSION_UNSIGNED;
     case 'c': return DEVRT_CONVERSION_CHAR;
     case 'f':
     case 'F':

@@ -8,6 +8,8 @@
  *   raw         devrt_puts / devrt_output_write / devrt_putchar, and the stream they report
  *   exception   what the kernel printed reaches the file before the exception report
  *   bad         formats that do not fit their arguments: the documented output and report
+ *   variadic    the variadic function on formats it cannot type whole, beside the macro
+ *   returns     what the calls return: 0, not a character count
  */
 #include <inttypes.h>
 #include <math.h>
@@ -110,9 +112,9 @@ static int expected(char *out, size_t size, const struct printf_entry *e)
 static void generate(struct printf_entry *e, char *format, size_t size, uint32_t id,
                      const char *const *strings, size_t nstrings)
 {
-    static const char conversions[] = "diouxXcsfFeEgGaAp%";
+    static const char conversions[] = "diouxXbBcsfFeEgGaAp%";
     char conversion = conversions[rnd(sizeof conversions - 1)];
-    bool is_int = strchr("diouxX", conversion), is_float = strchr("fFeEgGaA", conversion);
+    bool is_int = strchr("diouxXbB", conversion), is_float = strchr("fFeEgGaA", conversion);
     bool is_signed = strchr("di", conversion) || is_float;
     char flags[8] = "";
     size_t nf = 0;
@@ -120,7 +122,7 @@ static void generate(struct printf_entry *e, char *format, size_t size, uint32_t
         flags[nf++] = '-';
     if (is_signed && rnd(3) == 0)
         flags[nf++] = rnd(2) ? '+' : ' ';
-    if ((strchr("oxX", conversion) || is_float) && rnd(3) == 0)
+    if ((strchr("oxXbB", conversion) || is_float) && rnd(3) == 0)
         flags[nf++] = '#';
     if ((is_int || is_float) && rnd(3) == 0)
         flags[nf++] = '0';
@@ -385,16 +387,19 @@ static void test_exception(void)
     devrt_module_set_output_callback(module, on_output, &captured);
 }
 
-/* One bad format: the exact output, and the report (NULL: the launch succeeds). */
-static void bad_case(uint32_t which, const char *output, const char *report_part,
-                     const char *unterminated)
+/*
+ * One case of KERNEL (which, unterminated): the exact output, and the report (NULL: the
+ * launch succeeds).
+ */
+static void kernel_case(const char *kernel, uint32_t which, const char *output,
+                        const char *report_part, const char *unterminated)
 {
     reset_capture();
     struct devrt_launch_report report;
     struct devrt_arg args[] = {DEVRT_ARG_UINT(which), DEVRT_ARG_PTR(unterminated)};
     struct devrt_launch_config config = grid_for(1);
     devrt_module_set_report_file(module, NULL);
-    int status = devrt_launch(module, "bad", &config, args, 2, &report);
+    int status = devrt_launch(module, kernel, &config, args, unterminated ? 2 : 1, &report);
     const char *got = captured.count == 1 ? captured.units[0] : "(no unit)";
     CHECK(captured.count == 1 && strcmp(got, output) == 0,
           "case %u: output '%.60s', expected '%.60s'", which, got, output);
@@ -406,6 +411,43 @@ static void bad_case(uint32_t which, const char *output, const char *report_part
     } else {
         CHECK(status == DEVRT_SUCCESS, "case %u: status %d: %s", which, status, report.text);
     }
+}
+
+static void bad_case(uint32_t which, const char *output, const char *report_part,
+                     const char *unterminated)
+{
+    kernel_case("bad", which, output, report_part, unterminated);
+}
+
+/*
+ * Each even case is the variadic function, the odd one after it the macro on the same
+ * call. The macro sends every argument typed, so the host matches them to the conversions
+ * it knows; the variadic form stops reading at a conversion it cannot type, so the host
+ * has fewer arguments than the format asks for and says so.
+ */
+static void test_variadic(void)
+{
+    kernel_case("variadic", 0, "x%yz %s\n", "\"%s\": no argument for its value (0 sent)", NULL);
+    kernel_case("variadic", 1, "x%yz %s\n", "argument 1 is a signed integer", NULL);
+    kernel_case("variadic", 2, "%5k%s|%d\n", "\"%s\": no argument for its value (0 sent)", NULL);
+    kernel_case("variadic", 3, "%5k%s|%d\n", "argument 1 is a floating-point number", NULL);
+    const char *simple = "00000000000000000000000000000001A simple string\n\n";
+    kernel_case("variadic", 4, simple, NULL, NULL);
+    kernel_case("variadic", 5, simple, NULL, NULL);
+    const char *c23 = "0B101 -1 1 ff -5 44 -7 8|end\n";
+    kernel_case("variadic", 6, c23, NULL, NULL);
+    kernel_case("variadic", 7, c23, NULL, NULL);
+    kernel_case("variadic", 8, "x    2.500 2.5 8\n", NULL, NULL);
+    kernel_case("variadic", 9, "x    2.500 2.5 8\n", NULL, NULL);
+    const char *mixed = "the format mixes numbered (%N$) and unnumbered conversions";
+    kernel_case("variadic", 10, "4 %s %2$d\n", mixed, NULL);
+    kernel_case("variadic", 11, "4 %s %2$d\n", mixed, NULL);
+    kernel_case("variadic", 12, "4 %3$s\n", "no argument 3 for its value (1 sent)", NULL);
+    kernel_case("variadic", 13, "4 str\n", NULL, NULL);
+    kernel_case("variadic", 14, "%1$d %1$s\n", "no argument 1 for its value (0 sent)", NULL);
+    const char *w7 = "\"w7\" is not a length C defines";
+    kernel_case("variadic", 15, "%w7d %s\n", w7, NULL);
+    kernel_case("variadic", 16, "%w7d str\n", w7, NULL);
 }
 
 static void test_bad(void)
@@ -438,6 +480,29 @@ static void test_bad(void)
     devrt_mem_free(device, unterminated);
 }
 
+static void test_returns(void)
+{
+    int32_t *out = devrt_mem_alloc(device, 5 * sizeof *out);
+    for (int i = 0; i < 5; ++i)
+        out[i] = 99;
+    reset_capture();
+    devrt_module_set_report_file(module, NULL);
+    struct devrt_launch_report report;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(out)};
+    struct devrt_launch_config config = grid_for(1);
+    int status = devrt_launch(module, "returns", &config, args, 1, &report);
+    CHECK(status == DEVRT_ERROR_DEVICE_REQUEST && strstr(report.text, "argument 1 is"),
+          "status %d: %s", status, report.text);
+    CHECK(captured.count == 5 && !strcmp(captured.units[0], "hello 42\n") &&
+              !strcmp(captured.units[1], "hello 42\n") && !strcmp(captured.units[2], "%s|\n"),
+          "%zu units", captured.count);
+    CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0 && out[3] == 1 && out[4] == '!',
+          "returned %d %d %d %d %d, expected 0 0 0 1 33", out[0], out[1], out[2], out[3], out[4]);
+    printf("printf returned %d (macro), %d (variadic), %d (reported format)\n", out[0], out[1],
+           out[2]);
+    devrt_mem_free(device, out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -466,6 +531,10 @@ int main(int argc, char **argv)
         test_exception();
     else if (!strcmp(test, "bad"))
         test_bad();
+    else if (!strcmp(test, "variadic"))
+        test_variadic();
+    else if (!strcmp(test, "returns"))
+        test_returns();
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

@@ -131,6 +131,62 @@ DEVRT_KERNEL2(bad, uint32_t, which, const char *, unterminated)
     }
 }
 
+/*
+ * The variadic function beside the macro on the same calls, one per launch: formats with a
+ * conversion the device cannot type, where the variadic form must read no argument past it
+ * (it once read the next one as the string's pointer and faulted).
+ */
+DEVRT_KERNEL1(variadic, uint32_t, which)
+{
+    switch (which) {
+    case 0: (devrt_printf)("x%yz %s\n", 5, "str"); break;
+    case 1: devrt_printf("x%yz %s\n", 5, "str"); break;
+    case 2: (devrt_printf)("%5k%s|%d\n", 1.5, "str", 7); break;
+    case 3: devrt_printf("%5k%s|%d\n", 1.5, "str", 7); break;
+    /* LLVM libc's GPU printf test: C23's %b, then a string. */
+    case 4: (devrt_printf)("%032b%s\n", 1, "A simple string\n"); break;
+    case 5: devrt_printf("%032b%s\n", 1, "A simple string\n"); break;
+    /* The variadic call passes each wN its type; the macro narrows as the host reads them. */
+    case 6:
+        (devrt_printf)("%#B %w8d %w16u %w32x %w64d %wf8d %wf16d %wf64u|%s\n", 5u, (int8_t)-1,
+                       (uint16_t)1, (uint32_t)255, (int64_t)-5, (int_fast8_t)44, (int_fast16_t)-7,
+                       (uint_fast64_t)8, "end");
+        break;
+    case 7:
+        devrt_printf("%#B %w8d %w16u %w32x %w64d %wf8d %wf16d %wf64u|%s\n", 5u, -1, 65537, 255u,
+                     -5ll, 300, -7, 8ull, "end");
+        break;
+    /* Numbered arguments, the width and precision among them. */
+    case 8: (devrt_printf)("%3$s %1$*2$.*4$f %1$g %2$d\n", 2.5, 8, "x", 3); break;
+    case 9: devrt_printf("%3$s %1$*2$.*4$f %1$g %2$d\n", 2.5, 8, "x", 3); break;
+    /* Mixed: the formatted part, then every conversion as written. */
+    case 10: (devrt_printf)("%1$d %s %2$d\n", 4, "str"); break;
+    case 11: devrt_printf("%1$d %s %2$d\n", 4, "str"); break;
+    /* Position 2 is typed by nothing: the variadic form reads only position 1. */
+    case 12: (devrt_printf)("%1$d %3$s\n", 4, 5, "str"); break;
+    case 13: devrt_printf("%1$d %3$s\n", 4, 5, "str"); break;
+    /* Position 1 typed twice, differently: nothing is read. */
+    case 14: (devrt_printf)("%1$d %1$s\n", "str"); break;
+    /* A wN C does not define. */
+    case 15: (devrt_printf)("%w7d %s\n", 1, "str"); break;
+    case 16: devrt_printf("%w7d %s\n", 1, "str"); break;
+    }
+}
+
+/*
+ * What the calls return (docs/output.md): the printf forms 0 once the message is handed
+ * over, not the count of characters the host will print (9 here), even for a format the
+ * host then reports, since they do not wait for the host.
+ */
+DEVRT_KERNEL1(returns, int32_t *, out)
+{
+    out[0] = devrt_printf("hello %d\n", 42);
+    out[1] = (devrt_printf)("hello %d\n", 42);
+    out[2] = devrt_printf("%s|\n", 42);
+    out[3] = devrt_puts("hi");
+    out[4] = devrt_putchar('!');
+}
+
 /* Throughput: each lane prints `rounds` lines. */
 DEVRT_KERNEL1(many_lines, uint32_t, rounds)
 {
