@@ -11,7 +11,7 @@
 static int launch(devrt_module *module, uint32_t raise_at, struct devrt_launch_report *report)
 {
     struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {4, 1, 1}};
-    struct devrt_arg args[] = {DEVRT_ARG_UINT(raise_at)};
+    struct devrt_arg args[] = {DEVRT_ARG_U32(raise_at)};
     return devrt_launch(module, "hello", &config, args, 1, report);
 }
 

@@ -89,21 +89,38 @@ static bool option(int argc, char **argv, int *i, const char *name, const char *
     return true;
 }
 
-static int parse_dims(const char *text, uint32_t dims[3])
+/*
+ * X[,Y,Z] into DIMS; NULL, or why not (in WHY, of SIZE bytes): each dimension from 1 to
+ * 2^32-1, as a launch configuration holds it (the geometry check then names the limits of
+ * their products).
+ */
+static const char *parse_dims(const char *text, uint32_t dims[3], char *why, size_t size)
 {
     dims[0] = dims[1] = dims[2] = 1;
     for (int d = 0; d < 3; ++d) {
         char *end;
         errno = 0;
-        unsigned long v = strtoul(text, &end, 10);
-        if (end == text || errno || v == 0 || v > UINT32_MAX || (*end && *end != ','))
-            return -1;
+        unsigned long long v = isdigit((unsigned char)*text) ? strtoull(text, &end, 10) : 0;
+        if (!isdigit((unsigned char)*text) || (*end && *end != ',')) {
+            snprintf(why, size, "expected X[,Y,Z], each a number from 1 to %u", UINT32_MAX);
+            return why;
+        }
+        if (errno || v > UINT32_MAX) {
+            snprintf(why, size, "%.*s is more than %u, a dimension's most", (int)(end - text), text,
+                     UINT32_MAX);
+            return why;
+        }
+        if (v == 0) {
+            snprintf(why, size, "a dimension is at least 1");
+            return why;
+        }
         dims[d] = (uint32_t)v;
         if (!*end)
-            return 0;
+            return NULL;
         text = end + 1;
     }
-    return -1;
+    snprintf(why, size, "at most three dimensions (X,Y,Z)");
+    return why;
 }
 
 /* The integer types a kernel argument may have, by their names on the command line. */
@@ -613,9 +630,15 @@ int main(int argc, char **argv)
                    DEVRT_ABI_VERSION);
             return 0;
         } else if (option(argc, argv, &i, "--grid", &v) || option(argc, argv, &i, "--block", &v)) {
-            if (!v || parse_dims(v, a[2] == 'g' ? config.grid : config.block))
-                return bad_usage("expected X[,Y,Z] of positive numbers after",
-                                 a[2] == 'g' ? "--grid" : "--block");
+            const char *name = a[2] == 'g' ? "--grid" : "--block";
+            char why[128];
+            if (!v)
+                return bad_usage("expected X[,Y,Z] after", name);
+            if (parse_dims(v, a[2] == 'g' ? config.grid : config.block, why, sizeof why)) {
+                fprintf(stderr, "devrt-run: %s %s: %s\ndevrt-run: see devrt-run --help\n", name, v,
+                        why);
+                return 2;
+            }
         } else if (!strcmp(a, "--list")) {
             if (argc != 2)
                 return bad_usage("--list takes nothing else", NULL);
