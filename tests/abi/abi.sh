@@ -34,10 +34,11 @@ functions=$(python3 "$here/../api/public_names.py" --include "$include" --clang 
 [[ -n $functions ]] || { echo "abi.sh: no public functions under $include" >&2; exit 2; }
 { echo "[abi_whitelist]"; printf '  %s\n' $functions; } >"$work/functions"
 
-# Short locations and no build paths, so that the record is the same from any checkout.
+# No locations and no build paths, so that the record is the same from any checkout and an
+# edit that moves a declaration leaves it as it is.
 dump() {
     abidw --headers-dir "$include/devrt" --drop-private-types --drop-undefined-syms \
-        --short-locs --no-comp-dir-path --no-corpus-path --kmi-whitelist "$work/functions" \
+        --no-show-locs --no-comp-dir-path --no-corpus-path --kmi-whitelist "$work/functions" \
         --out-file "$1" "$library" || { echo "abi.sh: abidw failed on $library" >&2; exit 2; }
     grep -q "<function-decl" "$1" ||
         { echo "abi.sh: $library: no function types recorded (no debug information?)" >&2; exit 2; }
