@@ -626,6 +626,8 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
+            if (argc != 2)
+                return bad_usage("--version takes nothing else", NULL);
             printf("devrt-run (devrt %s), device ABI %u\n", DEVRT_PROJECT_VERSION,
                    DEVRT_ABI_VERSION);
             return 0;
