@@ -25,6 +25,7 @@ static const struct {
     const char *members[8];
 } generics[] = {
     {"gfx9-generic", {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}},
+    {"gfx9-4-generic", {"gfx940", "gfx941", "gfx942", "gfx950"}},
     {"gfx10-1-generic", {"gfx1010", "gfx1011", "gfx1012", "gfx1013"}},
     {"gfx10-3-generic",
      {"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"}},
@@ -58,6 +59,15 @@ int devrt_amdgpu_check_target(const struct devrt_amdgpu_metadata *m, const char 
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "GPU ISA '%s' names no processor", isa);
     memcpy(processor, id, length);
     processor[length] = '\0';
+    /* A GPU's name that is no processor would only be refused below as another GPU's,
+       which misleads: gfx9999 is a typo, not a GPU an image could run on. */
+    if (!devrt_amdgpu_processor_known(processor) || strstr(processor, "-generic")) {
+        char known[1024];
+        devrt_amdgpu_processor_list(known, sizeof known);
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "GPU ISA '%s': unknown processor '%s' (devrt knows %s)", isa, processor,
+                          known);
+    }
     enum devrt_amdgpu_feature xnack = DEVRT_AMDGPU_FEATURE_ANY, sramecc = xnack;
     for (const char *f = id + length; *f == ':';) {
         const char *next = f + 1 + strcspn(f + 1, ":");
@@ -95,9 +105,17 @@ static const struct {
     {"hidden_global_offset_x", "devrt's grids start at 0 (no OpenCL global offset)"},
     {"hidden_global_offset_y", "devrt's grids start at 0 (no OpenCL global offset)"},
     {"hidden_global_offset_z", "devrt's grids start at 0 (no OpenCL global offset)"},
-    {"hidden_dynamic_lds_size",
-     "devrt's launches allocate no dynamic LDS: the group segment is the kernel's fixed size"},
     {"hidden_none", "a slot LLVM keeps in place of an argument the kernel does not use"},
+    /* clr writes 0 for these three too: no kernel reads them unless it enqueues from the
+       device or syncs across grids, which no compiler emits for plain C. */
+    {"hidden_multigrid_sync_arg", "devrt has no multi-grid cooperative launch"},
+    {"hidden_default_queue", "devrt has no device-side enqueue"},
+    {"hidden_completion_action", "devrt has no device-side enqueue"},
+    /* Without the AMDGPU attributor (-O0, LLVM 19's LTO pipeline, a call LLVM cannot see
+       into) LLVM lists these two for every kernel; only ockl's code reads them, and the
+       dispatch refuses a code object that holds it (ockl_refusal). */
+    {"hidden_hostcall_buffer", "the code object holds no ockl hostcall code"},
+    {"hidden_heap_v1", "the code object holds no ockl malloc code"},
 };
 
 /* Hidden arguments that would need a service devrt does not provide: such kernels are
@@ -107,15 +125,34 @@ static const struct {
     const char *reason;
 } refused[] = {
     {"hidden_printf_buffer", "devrt prints through devrt_printf, not OpenCL's printf buffer"},
-    {"hidden_hostcall_buffer",
-     "devrt's host calls go over its own RPC channel, not ockl's hostcall buffer"},
-    {"hidden_heap_v1", "devrt's heap is devrt_malloc, not ockl's malloc heap"},
-    {"hidden_multigrid_sync_arg", "devrt has no multi-grid cooperative launch"},
-    {"hidden_default_queue", "devrt has no device-side enqueue"},
-    {"hidden_completion_action", "devrt has no device-side enqueue"},
     {"hidden_private_base", "devrt's GPUs (gfx9 and newer) give the apertures in registers"},
     {"hidden_shared_base", "devrt's GPUs (gfx9 and newer) give the apertures in registers"},
 };
+
+/*
+ * Why KIND may not be zero in a code object of METADATA, or NULL: ockl's hostcall and malloc
+ * read their buffer through it, and zero would send them through a null pointer. An image
+ * without a symbol table cannot show that it holds no such code.
+ */
+static const char *ockl_refusal(const struct devrt_amdgpu_metadata *m, const char *kind, char *text,
+                                size_t size)
+{
+    bool hostcall = !strcmp(kind, "hidden_hostcall_buffer");
+    if (!hostcall && strcmp(kind, "hidden_heap_v1"))
+        return NULL;
+    const char *symbol = hostcall ? m->ockl_hostcall : m->ockl_heap;
+    if (!m->has_symbol_table)
+        snprintf(text, size,
+                 "the code object has no symbol table (stripped), so devrt cannot tell that it "
+                 "holds no ockl %s code",
+                 hostcall ? "hostcall" : "malloc");
+    else if (symbol[0])
+        snprintf(text, size, "its code object holds ockl's %s (%s), which devrt does not serve",
+                 hostcall ? "hostcall" : "malloc", symbol);
+    else
+        return NULL;
+    return text;
+}
 
 const char *devrt_amdgpu_hidden_zero_reason(const char *kind)
 {
@@ -144,15 +181,19 @@ static int dimension_of(const char *kind, const char *prefix)
  * The value of a hidden argument, or a failure naming it. A size other than the one the
  * ABI gives means metadata this code does not understand: refused, not truncated.
  */
-static int hidden_value(const struct devrt_amdgpu_kernel *k, const struct devrt_amdgpu_arg *a,
-                        const struct devrt_amdgpu_dispatch *d,
+static int hidden_value(const struct devrt_amdgpu_metadata *m, const struct devrt_amdgpu_kernel *k,
+                        const struct devrt_amdgpu_arg *a, const struct devrt_amdgpu_dispatch *d,
                         const struct devrt_launch_config *config,
                         const struct devrt_amdgpu_agent *agent, const char *path, uint64_t *value)
 {
     const char *kind = a->value_kind;
     uint32_t want = 8;
     int dim;
+    char why[256];
     *value = 0;
+    if (ockl_refusal(m, kind, why, sizeof why))
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "kernel %s needs %s (offset %u): %s", k->name, kind,
+                          a->offset, why);
     if ((dim = dimension_of(kind, "hidden_block_count")) >= 0) {
         want = 4;
         *value = config->grid[dim];
@@ -172,7 +213,14 @@ static int hidden_value(const struct devrt_amdgpu_kernel *k, const struct devrt_
            here on code object version 5 and later. */
         *value = agent->queue_address;
     } else if (!strcmp(kind, "hidden_dynamic_lds_size")) {
-        want = 4;
+        /* LLVM lists it only for a kernel that declares an unsized LDS array; devrt's
+           launches have no way to size that array (docs/runtime.md), and 0 bytes would leave
+           every access to it out of bounds. */
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s uses dynamic LDS (an extern LDS array of no size; its "
+                          "metadata lists hidden_dynamic_lds_size): devrt's launches give no "
+                          "dynamic LDS, only the kernel's fixed %u bytes",
+                          k->name, k->group_segment_fixed_size);
     } else if (!strcmp(kind, "hidden_none")) {
         want = a->size;
     } else if (devrt_amdgpu_hidden_zero_reason(kind)) {
@@ -254,7 +302,8 @@ static int check_private_segment(const struct devrt_amdgpu_kernel *k, const char
     return DEVRT_SUCCESS;
 }
 
-static int check_geometry(const struct devrt_amdgpu_kernel *k,
+static int check_geometry(const struct devrt_amdgpu_metadata *m,
+                          const struct devrt_amdgpu_kernel *k,
                           const struct devrt_launch_config *config,
                           const struct devrt_amdgpu_agent *agent)
 {
@@ -269,8 +318,14 @@ static int check_geometry(const struct devrt_amdgpu_kernel *k,
                           "(%ux%ux%u)",
                           k->name, k->max_flat_workgroup_size, (unsigned long long)flat,
                           config->block[0], config->block[1], config->block[2]);
-    uint32_t lds =
-        agent->group_segment_limit ? agent->group_segment_limit : DEVRT_AMDGPU_GROUP_SEGMENT_LIMIT;
+    /* Without the GPU's own figure, the processor's: the agent's when named (the image's may
+       be generic), else the image's. */
+    char processor[32];
+    const char *id = agent->isa ? strstr(agent->isa, "--") : NULL;
+    id = id ? id + 2 : agent->isa ? agent->isa : m->processor;
+    snprintf(processor, sizeof processor, "%.*s", (int)strcspn(id, ":"), id);
+    uint32_t lds = agent->group_segment_limit ? agent->group_segment_limit
+                                              : devrt_amdgpu_processor_lds(processor);
     if (k->group_segment_fixed_size > lds)
         return devrt_fail(DEVRT_ERROR_LAUNCH,
                           "kernel %s needs %u bytes of LDS per workgroup, the GPU has %u", k->name,
@@ -305,7 +360,7 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
     const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(m, kernel);
     status = check_descriptor(k, path);
     if (status == DEVRT_SUCCESS)
-        status = check_geometry(k, config, agent);
+        status = check_geometry(m, k, config, agent);
     if (status != DEVRT_SUCCESS)
         return status;
 
@@ -346,7 +401,7 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
             continue;
         }
         uint64_t value;
-        status = hidden_value(k, a, d, config, agent, path, &value);
+        status = hidden_value(m, k, a, d, config, agent, path, &value);
         if (status == DEVRT_SUCCESS)
             store(at, value, a->size < 8 ? a->size : 8);
     }

@@ -21,15 +21,13 @@
  */
 #define DEVRT_AMDGPU_DYNAMIC_STACK_BYTES 1024u
 
-/* LDS bytes per workgroup on every processor devrt supports (gfx9 to gfx12). */
-#define DEVRT_AMDGPU_GROUP_SEGMENT_LIMIT 65536u
-
 /* The GPU a dispatch is made for. */
 struct devrt_amdgpu_agent {
     /* Its ISA as a target ID, with or without the triple: gfx1100, gfx90a:sramecc+:xnack-,
        amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-. A feature it leaves out matches either. */
     const char *isa;
-    uint32_t group_segment_limit; /* LDS bytes per workgroup; 0: the constant above */
+    /* LDS bytes per workgroup; 0: the processor's (devrt_amdgpu_processor_lds) */
+    uint32_t group_segment_limit;
     /* The address of the hsa_queue_t the packet goes to, for kernels that list
        hidden_queue_ptr; 0 where there is no queue (devrt-run --explain). */
     uint64_t queue_address;
@@ -59,8 +57,11 @@ struct devrt_amdgpu_dispatch {
  *                              descriptor disagrees with its metadata;
  *   DEVRT_ERROR_NO_KERNEL      it has no such kernel;
  *   DEVRT_ERROR_ARGUMENTS      ARGS do not fit the kernel's parameters;
- *   DEVRT_ERROR_LAUNCH         the geometry exceeds the kernel's or the GPU's limits, or the
- *                              kernel needs a hidden argument devrt does not provide;
+ *   DEVRT_ERROR_LAUNCH         the geometry exceeds the kernel's or the GPU's limits, the
+ *                              kernel needs a hidden argument devrt does not provide (its
+ *                              code object holds ockl's hostcall or malloc), or it uses
+ *                              dynamic LDS;
+ *   DEVRT_ERROR_INVALID_ARGUMENT  AGENT's ISA names no processor devrt knows;
  *   DEVRT_ERROR_OUT_OF_MEMORY.
  * On success *DISPATCH holds the result; release it with devrt_amdgpu_dispatch_free.
  */

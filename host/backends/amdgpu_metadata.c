@@ -36,24 +36,61 @@ static const struct {
     uint8_t mach;
     const char *name;
 } processors[] = {
-    {0x20, "gfx600"},        {0x21, "gfx601"},          {0x3a, "gfx602"},
-    {0x22, "gfx700"},        {0x23, "gfx701"},          {0x24, "gfx702"},
-    {0x25, "gfx703"},        {0x26, "gfx704"},          {0x3b, "gfx705"},
-    {0x28, "gfx801"},        {0x29, "gfx802"},          {0x2a, "gfx803"},
-    {0x3c, "gfx805"},        {0x2b, "gfx810"},          {0x2c, "gfx900"},
-    {0x2d, "gfx902"},        {0x2e, "gfx904"},          {0x2f, "gfx906"},
-    {0x30, "gfx908"},        {0x31, "gfx909"},          {0x3f, "gfx90a"},
-    {0x32, "gfx90c"},        {0x40, "gfx940"},          {0x4b, "gfx941"},
-    {0x4c, "gfx942"},        {0x33, "gfx1010"},         {0x34, "gfx1011"},
-    {0x35, "gfx1012"},       {0x42, "gfx1013"},         {0x36, "gfx1030"},
-    {0x37, "gfx1031"},       {0x38, "gfx1032"},         {0x39, "gfx1033"},
-    {0x3e, "gfx1034"},       {0x3d, "gfx1035"},         {0x45, "gfx1036"},
-    {0x41, "gfx1100"},       {0x46, "gfx1101"},         {0x47, "gfx1102"},
-    {0x44, "gfx1103"},       {0x43, "gfx1150"},         {0x4a, "gfx1151"},
-    {0x55, "gfx1152"},       {0x48, "gfx1200"},         {0x4e, "gfx1201"},
-    {0x51, "gfx9-generic"},  {0x52, "gfx10-1-generic"}, {0x53, "gfx10-3-generic"},
-    {0x54, "gfx11-generic"}, {0x59, "gfx12-generic"},
+    {0x20, "gfx600"},          {0x21, "gfx601"},        {0x3a, "gfx602"},
+    {0x22, "gfx700"},          {0x23, "gfx701"},        {0x24, "gfx702"},
+    {0x25, "gfx703"},          {0x26, "gfx704"},        {0x3b, "gfx705"},
+    {0x28, "gfx801"},          {0x29, "gfx802"},        {0x2a, "gfx803"},
+    {0x3c, "gfx805"},          {0x2b, "gfx810"},        {0x2c, "gfx900"},
+    {0x2d, "gfx902"},          {0x2e, "gfx904"},        {0x2f, "gfx906"},
+    {0x30, "gfx908"},          {0x31, "gfx909"},        {0x3f, "gfx90a"},
+    {0x32, "gfx90c"},          {0x40, "gfx940"},        {0x4b, "gfx941"},
+    {0x4c, "gfx942"},          {0x4f, "gfx950"},        {0x33, "gfx1010"},
+    {0x34, "gfx1011"},         {0x35, "gfx1012"},       {0x42, "gfx1013"},
+    {0x36, "gfx1030"},         {0x37, "gfx1031"},       {0x38, "gfx1032"},
+    {0x39, "gfx1033"},         {0x3e, "gfx1034"},       {0x3d, "gfx1035"},
+    {0x45, "gfx1036"},         {0x41, "gfx1100"},       {0x46, "gfx1101"},
+    {0x47, "gfx1102"},         {0x44, "gfx1103"},       {0x43, "gfx1150"},
+    {0x4a, "gfx1151"},         {0x55, "gfx1152"},       {0x48, "gfx1200"},
+    {0x4e, "gfx1201"},         {0x51, "gfx9-generic"},  {0x52, "gfx10-1-generic"},
+    {0x53, "gfx10-3-generic"}, {0x54, "gfx11-generic"}, {0x59, "gfx12-generic"},
+    {0x5f, "gfx9-4-generic"},
 };
+
+/* gfx950 doubles and more the 64 KiB of LDS a workgroup has had since gfx7 (AMDGPUUsage). */
+#define DEVRT_AMDGPU_GFX950_LDS 163840u
+
+const char *devrt_amdgpu_processor_name(uint32_t mach)
+{
+    for (size_t i = 0; i < sizeof processors / sizeof processors[0]; ++i)
+        if (processors[i].mach == mach)
+            return processors[i].name;
+    return NULL;
+}
+
+bool devrt_amdgpu_processor_known(const char *name)
+{
+    for (size_t i = 0; i < sizeof processors / sizeof processors[0]; ++i)
+        if (!strcmp(processors[i].name, name))
+            return true;
+    return false;
+}
+
+uint32_t devrt_amdgpu_processor_lds(const char *name)
+{
+    return strcmp(name, "gfx950") ? 65536u : DEVRT_AMDGPU_GFX950_LDS;
+}
+
+void devrt_amdgpu_processor_list(char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < sizeof processors / sizeof processors[0] && used < size; ++i) {
+        int n = snprintf(text + used, size - used, "%s%s", i ? ", " : "", processors[i].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
 
 static enum devrt_amdgpu_feature feature_v4(uint32_t bits, uint32_t mask)
 {
@@ -69,11 +106,12 @@ static void read_isa(const GElf_Ehdr *header, struct devrt_amdgpu_metadata *m)
     m->e_flags = flags;
     m->os_abi = header->e_ident[EI_OSABI];
     m->code_object_version = header->e_ident[EI_ABIVERSION] + 3 - DEVRT_ELFABIVERSION_AMDGPU_HSA_V3;
-    snprintf(m->processor, sizeof m->processor, "unknown machine 0x%02x",
-             flags & DEVRT_EF_AMDGPU_MACH);
-    for (size_t i = 0; i < sizeof processors / sizeof processors[0]; ++i)
-        if (processors[i].mach == (flags & DEVRT_EF_AMDGPU_MACH))
-            snprintf(m->processor, sizeof m->processor, "%s", processors[i].name);
+    const char *name = devrt_amdgpu_processor_name(flags & DEVRT_EF_AMDGPU_MACH);
+    if (name)
+        snprintf(m->processor, sizeof m->processor, "%s", name);
+    else
+        snprintf(m->processor, sizeof m->processor, "unknown machine 0x%02x",
+                 flags & DEVRT_EF_AMDGPU_MACH);
     if (m->code_object_version >= 4) {
         m->xnack = feature_v4(flags, DEVRT_EF_AMDGPU_XNACK_V4);
         m->sramecc = feature_v4(flags, DEVRT_EF_AMDGPU_SRAMECC_V4);
@@ -101,6 +139,21 @@ static uint32_t le32(const unsigned char *p)
 }
 
 /*
+ * ockl's hostcall and device malloc are large functions that LLVM leaves out of line (the
+ * hostcall loop is cold), so a code object that holds their code names them in its symbol
+ * table, as local functions when linked in as builtins; one that only calls them names them
+ * as undefined. Either way the first such name is kept for the refusal's message.
+ */
+static void note_ockl_symbol(struct devrt_amdgpu_metadata *m, const char *name)
+{
+    static const char hostcall[] = "__ockl_hostcall_", heap[] = "__ockl_dm_";
+    if (!m->ockl_hostcall[0] && !strncmp(name, hostcall, sizeof hostcall - 1))
+        snprintf(m->ockl_hostcall, sizeof m->ockl_hostcall, "%s", name);
+    if (!m->ockl_heap[0] && !strncmp(name, heap, sizeof heap - 1))
+        snprintf(m->ockl_heap, sizeof m->ockl_heap, "%s", name);
+}
+
+/*
  * Each kernel's descriptor, found through the symbol tables. An image without one keeps
  * has_descriptor false rather than failing here: the metadata alone still serves argument
  * checks, and the dispatch refuses a kernel whose descriptor is missing.
@@ -114,6 +167,8 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
         if (!gelf_getshdr(section, &header) ||
             (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM) || !header.sh_entsize)
             continue;
+        if (header.sh_type == SHT_SYMTAB)
+            m->has_symbol_table = true;
         Elf_Data *symbols = elf_getdata(section, NULL);
         if (!symbols)
             continue;
@@ -125,6 +180,7 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
             const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
             if (!name)
                 continue;
+            note_ockl_symbol(m, name);
             struct devrt_amdgpu_kernel *k = NULL;
             for (size_t j = 0; j < m->kernel_count && !k; ++j)
                 if (!m->kernels[j].has_descriptor && !strcmp(m->kernels[j].symbol, name))

@@ -64,6 +64,13 @@ struct devrt_amdgpu_metadata {
     char processor[32]; /* gfx90a; "unknown machine 0x.." for a value this reader lacks */
     enum devrt_amdgpu_feature xnack, sramecc;
     char isa[64]; /* processor and features as a target ID: gfx90a:xnack-, gfx1100 */
+    /*
+     * What the symbol tables say of ROCm's device libraries: the first symbol of ockl's
+     * hostcall (__ockl_hostcall_*) and of its device malloc (__ockl_dm_*), "" for none. Only
+     * an image with a .symtab can tell: a stripped one leaves has_symbol_table false.
+     */
+    bool has_symbol_table;
+    char ockl_hostcall[64], ockl_heap[64];
     struct devrt_amdgpu_kernel *kernels;
     size_t kernel_count;
 };
@@ -85,6 +92,15 @@ void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *metadata);
  * reports 32.
  */
 uint32_t devrt_amdgpu_rpc_lanes(const struct devrt_amdgpu_metadata *metadata, uint32_t device_wave);
+
+/* The processor of the EF_AMDGPU_MACH value MACH, or NULL when this reader lacks it. */
+const char *devrt_amdgpu_processor_name(uint32_t mach);
+/* Whether NAME (gfx90a, gfx11-generic) is a processor of that table. */
+bool devrt_amdgpu_processor_known(const char *name);
+/* LDS bytes a workgroup may have on processor NAME. */
+uint32_t devrt_amdgpu_processor_lds(const char *name);
+/* The table's processors, comma-separated, into TEXT (cut at SIZE). */
+void devrt_amdgpu_processor_list(char *text, size_t size);
 
 /* The kernel named NAME (its source name), or NULL. */
 const struct devrt_amdgpu_kernel *

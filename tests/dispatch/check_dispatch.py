@@ -121,8 +121,11 @@ def hidden_value(kind):
             return BLOCK[d]
         if kind in (f"hidden_remainder_{axis}", f"hidden_global_offset_{axis}"):
             return 0
-    return {"hidden_grid_dims": 3, "hidden_none": 0, "hidden_dynamic_lds_size": 0,
-            "hidden_queue_ptr": 0}.get(kind)
+    # The images checked here hold no ockl code: its hostcall buffer and heap are 0, as are
+    # the arguments of device-side enqueue and multi-grid sync, which clr writes 0 too.
+    return {"hidden_grid_dims": 3, "hidden_none": 0, "hidden_queue_ptr": 0,
+            "hidden_hostcall_buffer": 0, "hidden_heap_v1": 0, "hidden_multigrid_sync_arg": 0,
+            "hidden_default_queue": 0, "hidden_completion_action": 0}.get(kind)
 
 
 def check_kernel(args, kernel, version, target):

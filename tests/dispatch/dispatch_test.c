@@ -109,9 +109,23 @@ int main(int argc, char **argv)
     none->value_kind = "hidden_from_the_future";
     expect("unknown hidden", m, &agent, DEVRT_ERROR_LAUNCH,
            "needs hidden_from_the_future (offset 96), a hidden argument devrt does not know");
+    /* ockl's heap: 0 unless the code object holds ockl's malloc, or has no symbol table to
+       say that it does not. */
     none->value_kind = "hidden_heap_v1";
     none->size = 8;
-    expect("heap", m, &agent, DEVRT_ERROR_LAUNCH, "needs hidden_heap_v1 (offset 96), which devrt");
+    expect("heap without ockl", m, &agent, DEVRT_SUCCESS, NULL);
+    CHECK(m->has_symbol_table && !m->ockl_heap[0] && !m->ockl_hostcall[0],
+          "kernels.c's image: symbol table %d, ockl heap '%s', hostcall '%s'", m->has_symbol_table,
+          m->ockl_heap, m->ockl_hostcall);
+    snprintf(m->ockl_heap, sizeof m->ockl_heap, "__ockl_dm_alloc");
+    expect("heap with ockl", m, &agent, DEVRT_ERROR_LAUNCH,
+           "needs hidden_heap_v1 (offset 96): its code object holds ockl's malloc "
+           "(__ockl_dm_alloc), which devrt does not serve");
+    m->ockl_heap[0] = '\0';
+    m->has_symbol_table = false;
+    expect("heap, stripped", m, &agent, DEVRT_ERROR_LAUNCH,
+           "needs hidden_heap_v1 (offset 96): the code object has no symbol table (stripped)");
+    m->has_symbol_table = true;
     none->value_kind = kind;
     none->size = size;
     expect("control after", m, &agent, DEVRT_SUCCESS, NULL);
@@ -175,6 +189,18 @@ int main(int argc, char **argv)
            "image is gfx90a:sramecc+, GPU is gfx90a:sramecc-:xnack+");
     agent.isa = "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+";
     expect("sramecc control", m, &agent, DEVRT_SUCCESS, NULL);
+
+    /* gfx950's workgroups have 160 KiB of LDS, gfx942's 64 KiB, when the GPU does not say. */
+    m->sramecc = DEVRT_AMDGPU_FEATURE_ANY;
+    snprintf(m->processor, sizeof m->processor, "gfx9-4-generic");
+    snprintf(m->isa, sizeof m->isa, "gfx9-4-generic");
+    k->group_segment_fixed_size = k->descriptor_group_segment_fixed_size = 163840;
+    agent.group_segment_limit = 0;
+    agent.isa = "gfx950";
+    expect("gfx950 lds", m, &agent, DEVRT_SUCCESS, NULL);
+    agent.isa = "gfx942";
+    expect("gfx942 lds", m, &agent, DEVRT_ERROR_LAUNCH,
+           "needs 163840 bytes of LDS per workgroup, the GPU has 65536");
 
     devrt_amdgpu_metadata_free(m);
     return failures ? 1 : 0;
