@@ -21,6 +21,8 @@
 #include <devrt/emu.h>
 #include <devrt/rpc.h>
 
+#include "amdgcn_signal.h"
+
 #define DEVRT_ARCH_INLINE
 /* ThreadSanitizer sees acquire loads but not fences (devrt_arch_fence). */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_ACQUIRE
@@ -175,12 +177,28 @@ static inline void devrt_arch_barrier(void)
 /*
  * Wake the server if it sleeps. The server sets sleeping before its last look at the
  * ports, so with both sides sequentially consistent one of them always sees the other.
+ *
+ * Under the HSA backend (its runtime double, tests/hsasim) the doorbell names an HSA
+ * signal, which is rung as amdgcn.h rings it: the value stored, then the interrupt, which
+ * here counts the event mailbox up and wakes whoever sleeps on it (a futex) where a GPU
+ * sends s_sendmsg. The double drops interrupts by clearing the mailbox.
  */
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {
     __atomic_fetch_add(&doorbell->count, 1u, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&doorbell->sleeping, __ATOMIC_SEQ_CST))
+    if (!__atomic_load_n(&doorbell->sleeping, __ATOMIC_SEQ_CST))
+        return;
+    struct devrt_amdgcn_signal *signal = (struct devrt_amdgcn_signal *)(uintptr_t)doorbell->signal;
+    if (!signal) {
         syscall(SYS_futex, &doorbell->count, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        return;
+    }
+    __atomic_store_n(&signal->value, 1, __ATOMIC_SEQ_CST);
+    uint64_t *mailbox = __atomic_load_n(&signal->event_mailbox, __ATOMIC_SEQ_CST);
+    if (mailbox) {
+        __atomic_add_fetch((uint32_t *)mailbox, 1u, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, (uint32_t *)mailbox, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 #endif

@@ -1,0 +1,345 @@
+/*
+ * The runtime's life, its agents and their ISAs and pools, the system event handler, and
+ * the faults a test injects.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsasim.h"
+
+pthread_mutex_t hsasim_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct hsasim_agent hsasim_cpu = {.type = HSA_DEVICE_TYPE_CPU, .name = "hsasim CPU"};
+struct hsasim_agent hsasim_gpu = {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim GPU"};
+
+/*
+ * Pools in ROCr's order (ROCr's GpuAgent::InitRegionList and CpuAgent::InitRegionList):
+ * the GPU's coarse-grained memory, then its LDS; the CPU's fine-grained system memory,
+ * which is also the kernel argument pool, then its coarse-grained system memory.
+ */
+#define GIB (1ull << 30)
+static struct hsasim_pool gpu_pools[] = {
+    {&hsasim_gpu, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 64 * GIB,
+     true},
+    {&hsasim_gpu, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false},
+};
+static struct hsasim_pool cpu_pools[] = {
+    {&hsasim_cpu, HSA_AMD_SEGMENT_GLOBAL,
+     HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,
+     256 * GIB, true},
+    {&hsasim_cpu, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 256 * GIB,
+     true},
+};
+
+static int references; /* hsa_init's, less hsa_shut_down's; under hsasim_lock */
+static hsa_amd_system_event_callback_t handler;
+static void *handler_data;
+static bool faults_reported; /* ROCr's fault handler has not yet stopped reporting */
+static bool evicted;
+
+static uint64_t injected[DEVRT_HSASIM_FAULT_KINDS]; /* under hsasim_lock */
+
+void hsasim_say(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("hsasim: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
+__attribute__((visibility("default"))) void devrt_hsasim_inject(enum devrt_hsasim_fault kind,
+                                                                uint64_t n)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    if (kind < DEVRT_HSASIM_FAULT_KINDS)
+        injected[kind] = n;
+    pthread_mutex_unlock(&hsasim_lock);
+}
+
+bool hsasim_injected(enum devrt_hsasim_fault kind)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    bool now = injected[kind] && --injected[kind] == 0;
+    pthread_mutex_unlock(&hsasim_lock);
+    return now;
+}
+
+/* $DEVRT_HSASIM_INJECT: "KIND:N", for programs that do not call the double themselves. */
+static void inject_from_environment(void)
+{
+    static const char *const kinds[] = {"memory", "queue", "loader", "allocation", "access"};
+    const char *spec = getenv("DEVRT_HSASIM_INJECT");
+    if (!spec || !*spec)
+        return;
+    const char *colon = strchr(spec, ':');
+    for (int k = 0; colon && k < DEVRT_HSASIM_FAULT_KINDS; ++k)
+        if (strlen(kinds[k]) == (size_t)(colon - spec) && !strncmp(spec, kinds[k], strlen(kinds[k])))
+            injected[k] = strtoull(colon + 1, NULL, 10);
+}
+
+/* The target the test asked for ($DEVRT_HSASIM_TARGET): gfx90a (wave64) or gfx1100 (wave32). */
+static void choose_target(void)
+{
+    const char *target = getenv("DEVRT_HSASIM_TARGET");
+    if (target && !strcmp(target, "gfx1100")) {
+        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa, "amdgcn-amd-amdhsa--gfx1100");
+        hsasim_gpu.mach = 0x041; /* EF_AMDGPU_MACH_AMDGCN_GFX1100 */
+        hsasim_gpu.sramecc = hsasim_gpu.xnack = false;
+        hsasim_gpu.wave_size = 32;
+    } else {
+        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa, "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
+        hsasim_gpu.mach = 0x03f; /* EF_AMDGPU_MACH_AMDGCN_GFX90A */
+        hsasim_gpu.sramecc = true;
+        hsasim_gpu.xnack = false;
+        hsasim_gpu.wave_size = 64;
+    }
+    hsasim_cpu.wave_size = 0;
+}
+
+hsa_status_t hsa_init(void)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    if (references++ == 0) {
+        /* A new runtime opens the kernel driver anew: nothing of a last one's stays. */
+        choose_target();
+        handler = NULL;
+        handler_data = NULL;
+        faults_reported = true;
+        evicted = false;
+        memset(injected, 0, sizeof injected);
+        inject_from_environment();
+    }
+    pthread_mutex_unlock(&hsasim_lock);
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_shut_down(void)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    hsa_status_t status = references > 0 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_NOT_INITIALIZED;
+    if (references > 0)
+        references--;
+    pthread_mutex_unlock(&hsasim_lock);
+    return status;
+}
+
+hsa_status_t hsa_status_string(hsa_status_t status, const char **text)
+{
+    static const struct {
+        hsa_status_t status;
+        const char *text;
+    } names[] = {
+        {HSA_STATUS_SUCCESS, "HSA_STATUS_SUCCESS"},
+        {HSA_STATUS_ERROR, "HSA_STATUS_ERROR: a generic error"},
+        {HSA_STATUS_ERROR_INVALID_ARGUMENT, "HSA_STATUS_ERROR_INVALID_ARGUMENT"},
+        {HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+         "HSA_STATUS_ERROR_OUT_OF_RESOURCES: the runtime failed to allocate the resources"},
+        {HSA_STATUS_ERROR_INVALID_AGENT, "HSA_STATUS_ERROR_INVALID_AGENT"},
+        {HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+         "HSA_STATUS_ERROR_INVALID_CODE_OBJECT: the code object is invalid"},
+        {HSA_STATUS_ERROR_INVALID_ISA_NAME, "HSA_STATUS_ERROR_INVALID_ISA_NAME"},
+        {HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS, "HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS"},
+        {HSA_STATUS_ERROR_INVALID_SYMBOL_NAME, "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME"},
+        {HSA_STATUS_ERROR_NOT_INITIALIZED, "HSA_STATUS_ERROR_NOT_INITIALIZED"},
+        {HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT"},
+        {(hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+         "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: the packet processor met an illegal instruction"},
+        {(hsa_status_t)HSA_STATUS_ERROR_MEMORY_FAULT, "HSA_STATUS_ERROR_MEMORY_FAULT"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
+        if (names[i].status == status) {
+            *text = names[i].text;
+            return HSA_STATUS_SUCCESS;
+        }
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+}
+
+hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void *value)
+{
+    switch (attribute) {
+    case HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY: *(uint64_t *)value = 1000000000u; break;
+    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+struct hsasim_agent *hsasim_agent(hsa_agent_t agent)
+{
+    if (agent.handle == (uint64_t)(uintptr_t)&hsasim_cpu)
+        return &hsasim_cpu;
+    if (agent.handle == (uint64_t)(uintptr_t)&hsasim_gpu)
+        return &hsasim_gpu;
+    return NULL;
+}
+
+/* ROCr lists the CPU agents before the GPUs (Runtime::RegisterAgent's order). */
+hsa_status_t hsa_iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void *data)
+{
+    if (!references)
+        return HSA_STATUS_ERROR_NOT_INITIALIZED;
+    struct hsasim_agent *order[] = {&hsasim_cpu, &hsasim_gpu};
+    for (size_t i = 0; i < 2; ++i) {
+        hsa_status_t status = callback((hsa_agent_t){(uint64_t)(uintptr_t)order[i]}, data);
+        if (status != HSA_STATUS_SUCCESS)
+            return status == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : status;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_agent_get_info(hsa_agent_t handle, hsa_agent_info_t attribute, void *value)
+{
+    struct hsasim_agent *agent = hsasim_agent(handle);
+    if (!agent)
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    switch ((int)attribute) {
+    case HSA_AGENT_INFO_DEVICE: *(hsa_device_type_t *)value = agent->type; break;
+    case HSA_AGENT_INFO_NAME: snprintf(value, 64, "%s", agent->name); break;
+    case HSA_AGENT_INFO_WAVEFRONT_SIZE:
+        if (agent->type != HSA_DEVICE_TYPE_GPU)
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+        *(uint32_t *)value = agent->wave_size;
+        break;
+    /* No PCI device: devrt_pci_local_cpus then finds no list, as on a machine without sysfs. */
+    case HSA_AMD_AGENT_INFO_BDFID: *(uint32_t *)value = 0xffff; break;
+    case HSA_AMD_AGENT_INFO_DOMAIN: *(uint32_t *)value = 0xffff; break;
+    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+/* The GPU's one ISA; its handle is the agent's. */
+hsa_status_t hsa_agent_iterate_isas(hsa_agent_t handle, hsa_status_t (*callback)(hsa_isa_t, void *),
+                                    void *data)
+{
+    struct hsasim_agent *agent = hsasim_agent(handle);
+    if (!agent)
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    if (agent->type != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_SUCCESS;
+    hsa_status_t status = callback((hsa_isa_t){handle.handle}, data);
+    return status == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : status;
+}
+
+hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *value)
+{
+    struct hsasim_agent *agent = hsasim_agent((hsa_agent_t){isa.handle});
+    if (!agent || agent->type != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_ERROR_INVALID_ISA;
+    switch (attribute) {
+    case HSA_ISA_INFO_NAME_LENGTH: *(uint32_t *)value = (uint32_t)strlen(agent->isa); break;
+    /* ROCr copies the name without its terminator (Isa::GetInfo). */
+    case HSA_ISA_INFO_NAME: memcpy(value, agent->isa, strlen(agent->isa)); break;
+    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t handle,
+                                                hsa_status_t (*callback)(hsa_amd_memory_pool_t,
+                                                                         void *),
+                                                void *data)
+{
+    struct hsasim_agent *agent = hsasim_agent(handle);
+    if (!agent)
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    struct hsasim_pool *pools = agent == &hsasim_gpu ? gpu_pools : cpu_pools;
+    size_t count = agent == &hsasim_gpu ? sizeof gpu_pools / sizeof *gpu_pools
+                                        : sizeof cpu_pools / sizeof *cpu_pools;
+    for (size_t i = 0; i < count; ++i) {
+        hsa_status_t status = callback((hsa_amd_memory_pool_t){(uint64_t)(uintptr_t)&pools[i]}, data);
+        if (status != HSA_STATUS_SUCCESS)
+            return status == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : status;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+const struct hsasim_pool *hsasim_pool(hsa_amd_memory_pool_t handle)
+{
+    for (size_t i = 0; i < sizeof gpu_pools / sizeof *gpu_pools; ++i)
+        if (handle.handle == (uint64_t)(uintptr_t)&gpu_pools[i])
+            return &gpu_pools[i];
+    for (size_t i = 0; i < sizeof cpu_pools / sizeof *cpu_pools; ++i)
+        if (handle.handle == (uint64_t)(uintptr_t)&cpu_pools[i])
+            return &cpu_pools[i];
+    return NULL;
+}
+
+hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,
+                                          hsa_amd_memory_pool_info_t attribute, void *value)
+{
+    const struct hsasim_pool *pool = hsasim_pool(handle);
+    if (!pool)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    switch (attribute) {
+    case HSA_AMD_MEMORY_POOL_INFO_SEGMENT: *(hsa_amd_segment_t *)value = pool->segment; break;
+    case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
+        if (pool->segment != HSA_AMD_SEGMENT_GLOBAL)
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+        *(uint32_t *)value = pool->flags;
+        break;
+    case HSA_AMD_MEMORY_POOL_INFO_SIZE: *(size_t *)value = pool->size; break;
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED: *(bool *)value = pool->alloc_allowed; break;
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE:
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT: *(size_t *)value = 4096; break;
+    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    return HSA_STATUS_SUCCESS;
+}
+
+/* ROCr keeps one handler (Runtime::SetCustomSystemEventHandler refuses a second). */
+hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t callback,
+                                                   void *data)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    hsa_status_t status = handler ? HSA_STATUS_ERROR : HSA_STATUS_SUCCESS;
+    if (!handler) {
+        handler = callback;
+        handler_data = data;
+    }
+    pthread_mutex_unlock(&hsasim_lock);
+    return status;
+}
+
+bool hsasim_gpu_evicted(void)
+{
+    return __atomic_load_n(&evicted, __ATOMIC_ACQUIRE);
+}
+
+void hsasim_memory_fault(uint64_t address)
+{
+    /*
+     * amdkfd evicts every queue of the process on the GPU on a memory violation
+     * (kfd_set_dbg_ev_from_interrupt), and a queue created later starts evicted
+     * (create_queue_cpsch: is_evicted follows the process's evicted count).
+     */
+    __atomic_store_n(&evicted, true, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&hsasim_lock);
+    bool reported = faults_reported;
+    hsa_amd_system_event_callback_t callback = handler;
+    void *data = handler_data;
+    /* ROCr's VMFaultHandler reports one fault: its signal handler is not kept after it. */
+    faults_reported = false;
+    pthread_mutex_unlock(&hsasim_lock);
+    if (!reported)
+        return;
+    hsa_amd_event_t event = {.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT};
+    event.memory_fault.agent = (hsa_agent_t){(uint64_t)(uintptr_t)&hsasim_gpu};
+    event.memory_fault.virtual_address = address;
+    event.memory_fault.fault_reason_mask = HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT;
+    if (callback && callback(&event, data) == HSA_STATUS_SUCCESS)
+        return;
+    /* Runtime::VMFaultHandler: unclaimed, the fault ends the process. */
+    hsasim_say("memory fault at address 0x%llx on the GPU, claimed by no handler: the HSA runtime "
+               "aborts the process",
+               (unsigned long long)address);
+    abort();
+}
+
+__attribute__((visibility("default"))) void devrt_hsasim_foreign_fault(void)
+{
+    hsasim_memory_fault(0xf0e1d2c3b4a50000ull);
+}

@@ -1,0 +1,184 @@
+/*
+ * User-mode queues and their packet processor: a thread per queue that takes AQL packets
+ * in order, once the doorbell names them and their header is valid, as the command
+ * processor does. It runs one packet at a time, so every barrier bit holds; it takes a
+ * packet's header with acquire and publishes its end with release through the completion
+ * signal. A queue error, or the GPU's eviction after a memory fault, stops it for good.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsasim.h"
+
+struct queue {
+    hsa_queue_t queue; /* first: the handle devrt holds points at it */
+    uint64_t read_index, write_index;
+    void (*callback)(hsa_status_t, hsa_queue_t *, void *);
+    void *data;
+    pthread_t thread;
+    bool stop;   /* atomic: destroyed */
+    bool cancel; /* atomic: the running kernel must stop (devrt_emu_grid's cancel) */
+};
+
+static uint16_t header_type(uint16_t header)
+{
+    return (uint16_t)(header >> HSA_PACKET_HEADER_TYPE & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1));
+}
+
+/* Waits until packet INDEX may be taken; false once the queue is destroyed. */
+static bool wait_packet(struct queue *q, uint64_t index, uint16_t *header)
+{
+    hsa_kernel_dispatch_packet_t *slot =
+        (hsa_kernel_dispatch_packet_t *)q->queue.base_address + (index & (q->queue.size - 1));
+    hsa_signal_t doorbell = q->queue.doorbell_signal;
+    for (;;) {
+        if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+            return false;
+        /* Pairs with the producer's release store of the header: the body is written. */
+        *header = __atomic_load_n(&slot->header, __ATOMIC_ACQUIRE);
+        bool rung = hsa_signal_load_scacquire(doorbell) >= (hsa_signal_value_t)index;
+        if (rung && header_type(*header) != HSA_PACKET_TYPE_INVALID && !hsasim_gpu_evicted())
+            return true;
+        /* An evicted queue is never restored: amdkfd restores only queues it evicted itself
+           for memory pressure (restore_process_queues_cpsch), not after a fault. */
+        hsa_signal_wait_scacquire(doorbell, HSA_SIGNAL_CONDITION_GTE,
+                                  (hsa_signal_value_t)index + (rung ? 1 : 0), 5000000,
+                                  HSA_WAIT_STATE_BLOCKED);
+    }
+}
+
+static void queue_error(struct queue *q, hsa_status_t status)
+{
+    if (q->callback)
+        q->callback(status, &q->queue, q->data);
+    /* ROCr's AqlQueue::DynamicQueueEventsHandler: the queue is left inactive. */
+    while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+        hsa_signal_wait_scacquire(q->queue.doorbell_signal, HSA_SIGNAL_CONDITION_LT, -1, 5000000,
+                                  HSA_WAIT_STATE_BLOCKED);
+}
+
+static void *packet_processor(void *arg)
+{
+    struct queue *q = arg;
+    for (uint64_t index = 0;; ++index) {
+        uint16_t header;
+        if (!wait_packet(q, index, &header))
+            return NULL;
+        hsa_kernel_dispatch_packet_t *slot =
+            (hsa_kernel_dispatch_packet_t *)q->queue.base_address + (index & (q->queue.size - 1));
+        hsa_kernel_dispatch_packet_t packet;
+        memcpy(&packet, slot, sizeof packet);
+        packet.header = header;
+        /* The slot is free again once the read index passes it: the producer may reuse it. */
+        __atomic_store_n(&slot->header, (uint16_t)(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE),
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&q->read_index, index + 1, __ATOMIC_RELEASE);
+        if (header_type(header) != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+            hsasim_say("packet %llu: type %u, which devrt never sends",
+                       (unsigned long long)index, header_type(header));
+            queue_error(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+            return NULL;
+        }
+        if (hsasim_injected(DEVRT_HSASIM_MEMORY_FAULT)) {
+            hsasim_memory_fault(0xdead0000ull);
+            continue; /* evicted: wait_packet takes nothing more */
+        }
+        if (hsasim_injected(DEVRT_HSASIM_QUEUE_ERROR)) {
+            queue_error(q, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
+            return NULL;
+        }
+        hsa_status_t status = hsasim_dispatch(&packet, &q->cancel);
+        if (status != HSA_STATUS_SUCCESS) {
+            queue_error(q, status);
+            return NULL;
+        }
+        if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+            return NULL; /* stopped by the queue's destruction: it never completes */
+        __atomic_add_fetch(&hsasim_counts.dispatches, 1u, __ATOMIC_RELAXED);
+        if (packet.completion_signal.handle)
+            hsasim_signal_add(hsasim_signal(packet.completion_signal), -1);
+    }
+}
+
+hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                              void (*callback)(hsa_status_t, hsa_queue_t *, void *), void *data,
+                              uint32_t private_segment_size, uint32_t group_segment_size,
+                              hsa_queue_t **out)
+{
+    (void)private_segment_size;
+    (void)group_segment_size;
+    if (hsasim_agent(agent) != &hsasim_gpu)
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    if (!out || size < 2 || (size & (size - 1)) || size > 131072 ||
+        (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE))
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    struct queue *q = calloc(1, sizeof *q);
+    void *packets = aligned_alloc(64, (size_t)size * 64);
+    if (!q || !packets) {
+        free(q);
+        free(packets);
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    /* ROCr starts every slot as INVALID (AqlQueue's constructor). */
+    for (uint32_t i = 0; i < size; ++i)
+        ((hsa_kernel_dispatch_packet_t *)packets)[i].header =
+            HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+    q->queue.type = type;
+    q->queue.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
+    q->queue.base_address = packets;
+    q->queue.size = size;
+    q->queue.id = (uint64_t)(uintptr_t)q;
+    q->callback = callback;
+    q->data = data;
+    if (hsa_signal_create(-1, 0, NULL, &q->queue.doorbell_signal) != HSA_STATUS_SUCCESS ||
+        pthread_create(&q->thread, NULL, packet_processor, q) != 0) {
+        if (q->queue.doorbell_signal.handle)
+            hsa_signal_destroy(q->queue.doorbell_signal);
+        free(packets);
+        free(q);
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    *out = &q->queue;
+    return HSA_STATUS_SUCCESS;
+}
+
+/* Destroying a queue stops what runs on it: its packets never complete. */
+hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
+{
+    if (!queue)
+        return HSA_STATUS_ERROR_INVALID_QUEUE;
+    struct queue *q = (struct queue *)queue;
+    __atomic_store_n(&q->stop, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&q->cancel, true, __ATOMIC_RELEASE);
+    hsasim_signal_notify(hsasim_signal(q->queue.doorbell_signal));
+    pthread_join(q->thread, NULL);
+    hsa_signal_destroy(q->queue.doorbell_signal);
+    free(q->queue.base_address);
+    free(q);
+    return HSA_STATUS_SUCCESS;
+}
+
+uint64_t hsa_queue_add_write_index_relaxed(const hsa_queue_t *queue, uint64_t value)
+{
+    return __atomic_fetch_add(&((struct queue *)queue)->write_index, value, __ATOMIC_RELAXED);
+}
+
+uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t *queue, uint64_t value)
+{
+    return __atomic_fetch_add(&((struct queue *)queue)->write_index, value, __ATOMIC_RELEASE);
+}
+
+uint64_t hsa_queue_load_write_index_relaxed(const hsa_queue_t *queue)
+{
+    return __atomic_load_n(&((const struct queue *)queue)->write_index, __ATOMIC_RELAXED);
+}
+
+uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t *queue)
+{
+    return __atomic_load_n(&((const struct queue *)queue)->read_index, __ATOMIC_ACQUIRE);
+}
+
+uint64_t hsa_queue_load_read_index_relaxed(const hsa_queue_t *queue)
+{
+    return __atomic_load_n(&((const struct queue *)queue)->read_index, __ATOMIC_RELAXED);
+}
