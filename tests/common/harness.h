@@ -40,6 +40,18 @@ static inline enum devrt_backend harness_backend(const char *name)
 }
 
 /*
+ * Whether BACKEND's lanes are host threads: the emulation, or the HSA backend on the HSA
+ * runtime double (tests/hsasim), which the registry names in $DEVRT_TEST_HSA_LIBRARY. The
+ * tests run smaller there, to stay within CI's time on a few cores.
+ */
+static inline bool harness_host_lanes(enum devrt_backend backend)
+{
+    const char *double_library = getenv("DEVRT_TEST_HSA_LIBRARY");
+    return backend == DEVRT_BACKEND_EMU ||
+           (backend == DEVRT_BACKEND_HSA && double_library && *double_library);
+}
+
+/*
  * Load IMAGE, whose path may name the GPU's processor as {target}: the hardware tests build
  * one code object per gfx target and load the GPU's own (devrt_device_image_path).
  */

@@ -34,7 +34,8 @@
 
 static devrt_device *device;
 static devrt_module *module;
-static bool on_emu;
+static bool on_emu; /* the backend stops a kernel at its timeout */
+static bool small;  /* lanes are host threads: run smaller */
 
 static void sleep_ms(uint32_t ms)
 {
@@ -312,9 +313,9 @@ static void test_flood(bool control)
      * sends 4 MiB from 256 lanes: the most it can hold is one message per lane, and fewer
      * lanes (2 MiB is 128 lines) could never hold more than the 2.25 MiB bound.
      */
-    uint32_t bytes = 16384, lanes = on_emu ? 256 : 16384, block = 64;
+    uint32_t bytes = 16384, lanes = small ? 256 : 16384, block = 64;
     uint64_t emu_mib = control ? 4 : info.wave_size > 32 ? 1 : UNDER_TSAN ? 2 : 4;
-    uint64_t mib = mib_env ? strtoull(mib_env, NULL, 10) : on_emu ? emu_mib : 512;
+    uint64_t mib = mib_env ? strtoull(mib_env, NULL, 10) : small ? emu_mib : 512;
     uint32_t rounds = (uint32_t)((mib << 20) / ((uint64_t)lanes * bytes));
     if (rounds == 0) {
         rounds = 1;
@@ -326,7 +327,7 @@ static void test_flood(bool control)
     struct flood f = {.lanes = lanes,
                       .bytes = bytes,
                       .rounds = rounds,
-                      .sleep_us = on_emu ? 20 : 2,
+                      .sleep_us = small ? 20 : 2,
                       .settings = {.buffer_budget = budget, .unbounded_buffer = control}};
     if (!run_flood(&f))
         return;
@@ -424,11 +425,11 @@ static void test_flood_stopped(bool control)
  */
 static void test_fuzz(bool control)
 {
-    const uint32_t groups = on_emu ? 16 : 256, block = 64, fuzz_every = 4;
+    const uint32_t groups = small ? 16 : 256, block = 64, fuzz_every = 4;
     const uint32_t rounds = control  ? 20
-                            : on_emu ? (UNDER_TSAN ? 30 : 150)
+                            : small ? (UNDER_TSAN ? 30 : 150)
                                      : 2000,
-                   echo_rounds = on_emu ? 8 : 32;
+                   echo_rounds = small ? 8 : 32;
     const uint32_t fuzzers = (groups + fuzz_every - 1) / fuzz_every;
     const uint32_t honest = (groups - fuzzers) * block;
     uint32_t *counts = devrt_mem_alloc(device, 3 * sizeof *counts);
@@ -480,6 +481,7 @@ int main(int argc, char **argv)
     }
     enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
     on_emu = backend == DEVRT_BACKEND_EMU;
+    small = harness_host_lanes(backend);
     const char *test = argv[2];
     /* The fuzzer shares few ports with the honest lanes, so that it reaches theirs. */
     struct devrt_device_options options = {.rpc_ports = strstr(test, "fuzz") ? 16 : 0};

@@ -198,7 +198,7 @@ static void test_full_occupancy(const char *image, enum devrt_backend backend)
 {
     const uint32_t block = 256, count = 4, size = 256;
     int sms = 0, per_sm = 0;
-    uint32_t groups = backend == DEVRT_BACKEND_EMU ? 4 : 1024;
+    uint32_t groups = harness_host_lanes(backend) ? 4 : 1024;
     if (backend == DEVRT_BACKEND_CUDA) {
         groups = cuda_full_grid(image, "hold_all", block, &sms, &per_sm);
         CHECK(groups != 0, "the driver did not give the GPU's occupancy for hold_all");
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
      * its lanes threads on a few cores: it runs the larger tests smaller, to stay within
      * CI's time.
      */
-    bool on_emu = backend == DEVRT_BACKEND_EMU;
+    bool on_emu = harness_host_lanes(backend);
     if (!strcmp(test, "stress"))
         test_stress(on_emu ? 4 : 32, 64, 4, 4); /* 2048 lanes (256 on the emulation), 4 blocks
                                                     each, four launches each way */

@@ -189,7 +189,7 @@ static void test_unload_before_wait(const char *image)
     check_report_order(1, id[1], 3);
     devrt_stream_destroy(stream);
     /* The device goes on: load again and launch. */
-    status = devrt_module_load(device, image, &module);
+    status = harness_load(device, image, &module);
     CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
     if (status != DEVRT_SUCCESS)
         return;
@@ -220,7 +220,7 @@ static devrt_module *load_timed(const char *image)
 {
     devrt_module *loaded = NULL;
     uint64_t start = (uint64_t)(harness_seconds() * 1e9);
-    int status = devrt_module_load(device, image, &loaded);
+    int status = harness_load(device, image, &loaded);
     uint64_t wall = (uint64_t)(harness_seconds() * 1e9) - start;
     CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
     if (status != DEVRT_SUCCESS)

@@ -520,7 +520,7 @@ int main(int argc, char **argv)
      * its lanes threads on a few cores: it runs the larger tests smaller, to stay within
      * CI's time.
      */
-    bool on_emu = backend == DEVRT_BACKEND_EMU;
+    bool on_emu = harness_host_lanes(backend);
     if (!strcmp(test, "formats"))
         test_formats(on_emu ? 1000 : 3000);
     else if (!strcmp(test, "lines"))

@@ -329,7 +329,7 @@ int main(int argc, char **argv)
         return 2;
     }
     enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
-    on_emu = backend == DEVRT_BACKEND_EMU;
+    on_emu = harness_host_lanes(backend);
     /*
      * Fewer ports than live lanes, so that every port is contended; raise_holding_port
      * launches more times than there are ports, so it has few.

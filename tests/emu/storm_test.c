@@ -20,8 +20,9 @@
    MI210-class GPU; on the emulation a thousand lane threads. */
 static void grid_for(enum devrt_backend backend, uint32_t *groups, uint32_t *block)
 {
-    *block = backend == DEVRT_BACKEND_EMU ? 64 : 256;
-    *groups = backend == DEVRT_BACKEND_CUDA ? 1056 : backend == DEVRT_BACKEND_HSA ? 1040 : 16;
+    bool host_lanes = harness_host_lanes(backend);
+    *block = host_lanes ? 64 : 256;
+    *groups = host_lanes ? 16 : backend == DEVRT_BACKEND_CUDA ? 1056 : 1040;
 }
 
 static void test_storm(devrt_device *device, devrt_module *module)

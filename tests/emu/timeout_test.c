@@ -144,7 +144,7 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
     devrt_module *other = NULL;
     devrt_stream *stream = NULL;
-    if (control && devrt_module_load(device, image, &other) != DEVRT_SUCCESS) {
+    if (control && harness_load(device, image, &other) != DEVRT_SUCCESS) {
         CHECK(false, "a second module of %s: %s", image, devrt_last_error());
         return;
     }

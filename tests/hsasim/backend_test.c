@@ -1,0 +1,313 @@
+/*
+ * The HSA backend against faults the runtime double injects (double/hsasim_control.h), and
+ * the defects a review of hsa.c against ROCr found, each shown on the double. Usage:
+ * backend_test IMAGE TEST, IMAGE the timeout kernels' code object ({target} in its path),
+ * whose emulation image is in $DEVRT_HSASIM_IMAGES. Exits 0 when the test holds, 1 when it
+ * does not, 2 on a wrong command line. No wait here is without a bound: each ends with the
+ * failure it waited for.
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "hsasim_control.h"
+
+static devrt_device *device;
+static devrt_module *module;
+static const char *image;
+static uint32_t *words; /* spin's release, ran and printed; mark's count */
+
+static void *double_function(const char *name)
+{
+    void *library = dlopen(getenv("DEVRT_TEST_HSA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+    void *f = library ? dlsym(library, name) : NULL;
+    if (!f) {
+        fprintf(stderr, "FAIL: the HSA runtime double has no %s\n", name);
+        exit(1);
+    }
+    return f;
+}
+
+static void inject(enum devrt_hsasim_fault kind, uint64_t n)
+{
+    ((devrt_hsasim_inject_fn *)double_function(DEVRT_HSASIM_INJECT))(kind, n);
+}
+
+static uint64_t count(const char *what)
+{
+    return ((devrt_hsasim_count_fn *)double_function(DEVRT_HSASIM_COUNT))(what);
+}
+
+static int open_device(void)
+{
+    int status = harness_open(DEVRT_BACKEND_HSA, NULL, image, &device, &module);
+    if (status == 0) {
+        words = devrt_mem_alloc(device, 4 * sizeof *words);
+        if (!words)
+            status = 1;
+    }
+    return status;
+}
+
+static int launch_mark(uint32_t lanes, uint64_t *id, devrt_stream *stream)
+{
+    const struct devrt_launch_config config = {.grid = {lanes, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    if (id)
+        return devrt_launch_async(module, "mark", &config, args, 1, stream, id);
+    return devrt_launch(module, "mark", &config, args, 1, NULL);
+}
+
+static int launch_spin(uint64_t timeout_ns, devrt_stream *stream, uint64_t *id)
+{
+    const struct devrt_launch_config config = {
+        .grid = {4, 1, 1}, .block = {1, 1, 1}, .timeout_ns = timeout_ns};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                               DEVRT_ARG_PTR(&words[2])};
+    if (id)
+        return devrt_launch_async(module, "spin", &config, args, 3, stream, id);
+    return devrt_launch(module, "spin", &config, args, 3, NULL);
+}
+
+/* A kernel that runs to its end, counted: the device works. */
+static void check_usable(const char *after)
+{
+    uint32_t before = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    int status = launch_mark(8, NULL, NULL);
+    CHECK(status == DEVRT_SUCCESS, "a launch after %s: %s", after, devrt_last_error());
+    CHECK(words[3] - before == 8, "a launch after %s ran %u lanes of 8", after, words[3] - before);
+}
+
+/*
+ * A memory fault during a kernel (CONTROL: none): the launch fails naming the fault, the
+ * device is lost, launches in flight and later calls fail at once, close and a new open work.
+ */
+static void test_memory_fault(bool control)
+{
+    devrt_stream *stream;
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    if (!control)
+        inject(DEVRT_HSASIM_MEMORY_FAULT, 1);
+    uint64_t first, second;
+    CHECK(launch_mark(4, &first, stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(launch_mark(4, &second, stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    struct devrt_launch_report report;
+    int status = devrt_launch_wait(device, first, &report);
+    int pending = devrt_launch_wait(device, second, NULL);
+    devrt_stream_destroy(stream);
+    if (control) {
+        CHECK(status == DEVRT_SUCCESS && pending == DEVRT_SUCCESS, "%s", devrt_last_error());
+        check_usable("two launches");
+        return;
+    }
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the faulting launch: %s (%s)",
+          devrt_status_string(status), devrt_last_error());
+    CHECK(strstr(report.text, "GPU memory fault at address 0xdead0000") &&
+              report.launch == first,
+          "its report: %s", report.text);
+    CHECK(pending == DEVRT_ERROR_DEVICE_LOST, "the launch after it: %s (%s)",
+          devrt_status_string(pending), devrt_last_error());
+    CHECK(launch_mark(1, NULL, NULL) == DEVRT_ERROR_DEVICE_LOST, "a later launch: %s",
+          devrt_last_error());
+    CHECK(devrt_mem_alloc(device, 64) == NULL && strstr(devrt_last_error(), "the device is lost"),
+          "an allocation: %s", devrt_last_error());
+    devrt_module *other = NULL;
+    CHECK(harness_load(device, image, &other) == DEVRT_ERROR_DEVICE_LOST, "a load: %s",
+          devrt_last_error());
+    devrt_device_close(device);
+    /* A new runtime opens the kernel driver anew: the device is found again. */
+    CHECK(open_device() == 0, "open again: %s", devrt_last_error());
+    if (device)
+        check_usable("the device was opened again");
+}
+
+/* A queue error with two launches in flight (CONTROL: none): both fail, the next works. */
+static void test_queue_error(bool control)
+{
+    devrt_stream *a, *b;
+    CHECK(devrt_stream_create(device, &a) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_stream_create(device, &b) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    if (!control)
+        inject(DEVRT_HSASIM_QUEUE_ERROR, 1);
+    uint64_t first, second;
+    CHECK(launch_mark(4, &first, a) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(launch_mark(4, &second, b) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    int s1 = devrt_launch_wait(device, first, NULL);
+    int s2 = devrt_launch_wait(device, second, NULL);
+    devrt_stream_destroy(a);
+    devrt_stream_destroy(b);
+    int expected = control ? DEVRT_SUCCESS : DEVRT_ERROR_LAUNCH;
+    CHECK(s1 == expected, "the first launch: %s", devrt_status_string(s1));
+    CHECK(s2 == expected, "the second launch: %s", devrt_status_string(s2));
+    check_usable("a queue error");
+}
+
+/* The device's interrupts dropped (CONTROL: delivered): every request is still served. */
+static void test_dropped_interrupts(bool control)
+{
+    ((devrt_hsasim_drop_interrupts_fn *)double_function(DEVRT_HSASIM_DROP_INTERRUPTS))(!control);
+    struct harness_sink sink = {0};
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    int status = launch_spin(0, NULL, NULL);
+    CHECK(status == DEVRT_SUCCESS, "%s", devrt_last_error());
+    long lines = 0;
+    for (const char *at = sink.data; at && (at = strstr(at, "before the spin")); ++at)
+        lines++;
+    CHECK(lines == 4, "%ld lines of 4", lines);
+    free(sink.data);
+}
+
+/* The loader refuses the code object: the message names the step and the HSA status. */
+static void test_loader(void)
+{
+    inject(DEVRT_HSASIM_LOADER, 1);
+    devrt_module *other = NULL;
+    int status = harness_load(device, image, &other);
+    CHECK(status == DEVRT_ERROR_IMAGE, "status %s", devrt_status_string(status));
+    CHECK(strstr(devrt_last_error(), "loading the code object") &&
+              strstr(devrt_last_error(), "HSA_STATUS_ERROR_INVALID_CODE_OBJECT"),
+          "message: %s", devrt_last_error());
+    CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "the next load: %s",
+          devrt_last_error());
+    devrt_module_unload(other);
+}
+
+/* A pool allocation, or a grant of access, fails: a clear error, and the next one works. */
+static void test_allocation(enum devrt_hsasim_fault kind)
+{
+    inject(kind, 1);
+    void *p = devrt_mem_alloc(device, 100);
+    CHECK(p == NULL, "the allocation did not fail");
+    CHECK(strstr(devrt_last_error(), "100 bytes"), "message: %s", devrt_last_error());
+    p = devrt_mem_alloc(device, 100);
+    CHECK(p != NULL, "the next allocation: %s", devrt_last_error());
+    devrt_mem_free(device, p);
+    check_usable("a failed allocation");
+}
+
+/*
+ * Kernel arguments come from memory granted to the GPU once: no grant per launch (CONTROL:
+ * host allocations, each granted, show the count counts).
+ */
+static void test_kernarg_grants(bool control)
+{
+    enum { LAUNCHES = 50 };
+    check_usable("the first launch");
+    uint64_t grants = count("grants");
+    void *blocks[LAUNCHES] = {0};
+    for (int i = 0; i < LAUNCHES; ++i) {
+        if (control)
+            blocks[i] = devrt_mem_alloc(device, 64);
+        else
+            CHECK(launch_mark(1, NULL, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    }
+    uint64_t more = count("grants") - grants;
+    for (int i = 0; i < LAUNCHES; ++i)
+        devrt_mem_free(device, blocks[i]);
+    CHECK(more < 4, "%" PRIu64 " grants of access for %d %s", more, LAUNCHES,
+          control ? "allocations" : "launches");
+}
+
+/*
+ * The module is unloaded while its kernel runs on past its timeout: its code and state must
+ * not go from under it (the double faults the GPU if they do). The device works on after.
+ */
+static void test_unload_runaway(void)
+{
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    int status = launch_spin(50000000, NULL, NULL);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "the spin: %s", devrt_last_error());
+    devrt_module_unload(module);
+    module = NULL;
+    CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load after: %s",
+          devrt_last_error());
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
+    if (module)
+        check_usable("the unload of a module under a runaway");
+}
+
+/* A fault no launch of devrt's caused: not devrt's to claim (the process ends, as ROCr
+   ends it); CONTROL: the same fault while a launch of devrt's runs is claimed. */
+static void test_foreign_fault(bool control)
+{
+    devrt_hsasim_foreign_fault_fn *fault = double_function(DEVRT_HSASIM_FOREIGN_FAULT);
+    if (!control) {
+        fault();
+        printf("the process lives on after a fault devrt did not cause\n");
+        return;
+    }
+    inject(DEVRT_HSASIM_MEMORY_FAULT, 1);
+    int status = launch_mark(1, NULL, NULL);
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST, "%s", devrt_last_error());
+}
+
+/* Device memory of sizes that are no multiple of 4 is allocated and zeroed within bounds. */
+static void test_odd_sizes(void)
+{
+    struct devrt_device_options options = {.heap_initial_bytes = (64u << 10) + 3};
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    device = NULL;
+    module = NULL;
+    int status = harness_open(DEVRT_BACKEND_HSA, &options, image, &device, &module);
+    CHECK(status == 0, "a heap of 65539 bytes: %s", devrt_last_error());
+    if (status == 0) {
+        words = devrt_mem_alloc(device, 4 * sizeof *words);
+        check_usable("a heap of an odd size");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const tests[] = {
+        "memory_fault", "memory_fault_control", "queue_error", "queue_error_control",
+        "dropped_interrupts", "dropped_interrupts_control", "loader", "allocation", "access",
+        "kernarg_grants", "kernarg_grants_control", "unload_runaway", "foreign_fault",
+        "foreign_fault_control", "odd_sizes"};
+    size_t known = 0;
+    while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
+        ++known;
+    if (argc != 3 || known == sizeof tests / sizeof *tests) {
+        fprintf(stderr, "usage: backend_test IMAGE TEST (tests: memory_fault, queue_error, ...)\n");
+        return 2;
+    }
+    image = argv[1];
+    const char *test = argv[2];
+    int exit_code = open_device();
+    if (exit_code)
+        return exit_code == HARNESS_SKIP ? 1 : exit_code; /* the double is always there */
+    bool control = strstr(test, "_control") != NULL;
+    if (!strncmp(test, "memory_fault", 12))
+        test_memory_fault(control);
+    else if (!strncmp(test, "queue_error", 11))
+        test_queue_error(control);
+    else if (!strncmp(test, "dropped_interrupts", 18))
+        test_dropped_interrupts(control);
+    else if (!strcmp(test, "loader"))
+        test_loader();
+    else if (!strcmp(test, "allocation"))
+        test_allocation(DEVRT_HSASIM_ALLOCATION);
+    else if (!strcmp(test, "access"))
+        test_allocation(DEVRT_HSASIM_ACCESS);
+    else if (!strncmp(test, "kernarg_grants", 14))
+        test_kernarg_grants(control);
+    else if (!strcmp(test, "unload_runaway"))
+        test_unload_runaway();
+    else if (!strncmp(test, "foreign_fault", 13))
+        test_foreign_fault(control);
+    else if (!strcmp(test, "odd_sizes"))
+        test_odd_sizes();
+    if (device) {
+        if (module)
+            devrt_module_unload(module);
+        devrt_device_close(device);
+    }
+    printf("%s: %d failure%s\n", test, failures, failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
