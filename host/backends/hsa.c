@@ -49,11 +49,13 @@
     X(hsa_agent_get_info)                                                                          \
     X(hsa_queue_create)                                                                            \
     X(hsa_queue_destroy)                                                                           \
+    X(hsa_queue_inactivate)                                                                        \
     X(hsa_queue_add_write_index_relaxed)                                                           \
     X(hsa_queue_load_read_index_scacquire)                                                         \
     X(hsa_signal_create)                                                                           \
     X(hsa_signal_destroy)                                                                          \
     X(hsa_signal_store_screlease)                                                                  \
+    X(hsa_signal_load_scacquire)                                                                   \
     X(hsa_signal_wait_scacquire)                                                                   \
     X(hsa_amd_memory_async_copy)                                                                   \
     X(hsa_code_object_reader_create_from_memory)                                                   \
@@ -132,20 +134,62 @@ static void open_library(void)
     hsa_library = library;
 }
 
+/*
+ * A queue of the GPU's. One takes every launch; a queue that fails, or is stopped to end a
+ * runaway kernel, is replaced, and kept (retired) until the device closes, so that the
+ * launches that were on it can tell why theirs never completes.
+ */
+struct hsa_queue_record {
+    hsa_queue_t *queue;
+    struct hsa_backend *backend;
+    bool failed;  /* atomic: the runtime reported an error of the queue (queue_error) */
+    bool stopped; /* atomic: devrt stopped it (hsa_stop_runaways) */
+    hsa_status_t status;
+    struct hsa_queue_record *older;
+};
+
+/* A launch on the queue, from hsa_enqueue to hsa_release. */
+struct hsa_launch {
+    struct hsa_launch *next, *prev; /* among the backend's, under launches_lock */
+    hsa_signal_t done;
+    struct hsa_queue_record *queue;
+    void *kernarg;
+    int kernarg_slot; /* of the ring, or -1: an allocation of its own */
+    const char *kernel;
+};
+
+/*
+ * Kernel arguments: a ring of slots in the kernel argument pool, granted to the GPU once at
+ * open, as ROCr and clr keep theirs; a launch whose arguments do not fit a slot, or that
+ * finds none free, allocates its own.
+ */
+#define DEVRT_HSA_KERNARG_SLOTS 256u
+#define DEVRT_HSA_KERNARG_SLOT 1024u
+
 struct hsa_backend {
     hsa_agent_t gpu;
     hsa_agent_t cpu;
     hsa_amd_memory_pool_t coarse; /* GPU memory */
     hsa_amd_memory_pool_t fine;   /* host memory the GPU can reach */
     hsa_amd_memory_pool_t kernarg;
-    hsa_queue_t *queue;
     hsa_signal_t doorbell;
     uint64_t ticks_per_ms;
     char isa[128];                /* amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack- */
     uint32_t group_segment_limit; /* LDS bytes per workgroup; 0 if the runtime did not say */
     uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
     int wanted, seen;
-    bool queue_failed;
+    /*
+     * The queue launches go to, swapped under queue_lock, which hsa_enqueue holds while it
+     * writes a packet into it.
+     */
+    pthread_mutex_t queue_lock;
+    struct hsa_queue_record *queue;
+    /* The launches enqueued and not yet released, for the fault handler. */
+    pthread_mutex_t launches_lock;
+    struct hsa_launch *launches;
+    char *kernarg_ring;
+    uint32_t kernarg_free[DEVRT_HSA_KERNARG_SLOTS]; /* under launches_lock */
+    uint32_t kernarg_free_count;
     /*
      * Copies to and from the GPU's memory pass through this fine-grained host buffer,
      * which the GPU may reach: the copy engine then needs no host memory of the caller's
@@ -154,7 +198,10 @@ struct hsa_backend {
     pthread_mutex_t staging_lock;
     void *staging;
     hsa_signal_t copied;
-    /* The last memory fault on this GPU, set by on_system_event under open_lock. */
+    /*
+     * A memory fault on this GPU while a launch of devrt's ran, set by on_system_event
+     * under open_lock: the device is lost (faulted is atomic; every wait stops on it).
+     */
     bool faulted;
     uint64_t fault_address;
     uint32_t fault_reasons;
@@ -174,7 +221,20 @@ static bool handler_registered;
 struct hsa_module {
     hsa_executable_t executable;
     hsa_code_object_reader_t reader;
+    char *image; /* the code object's bytes, which the loader points into */
+    size_t image_size;
 };
+
+/* Everything of M, as far as hsa_load made it: the image last, once no reader holds it. */
+static void hsa_unload_backend(struct hsa_module *m)
+{
+    if (m->executable.handle)
+        hsa.hsa_executable_destroy(m->executable);
+    if (m->reader.handle)
+        hsa.hsa_code_object_reader_destroy(m->reader);
+    free(m->image);
+    free(m);
+}
 
 static int hsa_failed(int code, hsa_status_t status, const char *what)
 {
@@ -243,14 +303,30 @@ static hsa_status_t find_isa(hsa_isa_t isa, void *data)
 
 static void queue_error(hsa_status_t status, hsa_queue_t *queue, void *data)
 {
-    (void)status;
     (void)queue;
-    __atomic_store_n(&((struct hsa_backend *)data)->queue_failed, true, __ATOMIC_RELEASE);
+    struct hsa_queue_record *q = data;
+    q->status = status;
+    /* Pairs with the acquire loads of the waits on the queue's launches (launch_ended). */
+    __atomic_store_n(&q->failed, true, __ATOMIC_RELEASE);
+}
+
+/* Whether B has a launch enqueued that has not ended: a fault on the GPU may be its. */
+static bool running_on(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&b->launches_lock);
+    bool running = false;
+    for (const struct hsa_launch *l = b->launches; l && !running; l = l->next)
+        running = hsa.hsa_signal_load_scacquire(l->done) > 0;
+    pthread_mutex_unlock(&b->launches_lock);
+    return running;
 }
 
 /*
- * A memory fault on one of our GPUs is reported as the running launch's failure, and the
- * queue recreated: returning success keeps ROCr from aborting the process.
+ * A memory fault on one of our GPUs while a launch of devrt's runs there is devrt's: the
+ * device is lost, and returning success keeps ROCr from aborting the process. A fault on a
+ * GPU where no launch of devrt's runs is another user's of the GPU: ROCr's default stands
+ * (it ends the process). ROCr reports one fault only (VMFaultHandler's signal handler is
+ * not kept after it): the first is final.
  */
 static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
 {
@@ -260,16 +336,22 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
     for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
         gpus[i] = open_backends[i] ? open_backends[i]->gpu.handle : 0;
     int owner = devrt_hsa_fault_owner(event, gpus, DEVRT_HSA_MAX_OPEN);
+    if (owner >= 0 && !running_on(open_backends[owner]))
+        owner = -1;
     if (owner >= 0) {
         struct hsa_backend *b = open_backends[owner];
-        b->faulted = true;
         b->fault_address = event->memory_fault.virtual_address;
         b->fault_reasons = event->memory_fault.fault_reason_mask;
-        /* Pairs with the acquire loads of hsa_launch's wait, which then stops waiting. */
-        __atomic_store_n(&b->queue_failed, true, __ATOMIC_RELEASE);
+        /* Pairs with the acquire loads of every wait, which then stop waiting. */
+        __atomic_store_n(&b->faulted, true, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&open_lock);
     return owner >= 0 ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
+}
+
+static bool faulted(struct hsa_backend *b)
+{
+    return __atomic_load_n(&b->faulted, __ATOMIC_ACQUIRE);
 }
 
 /* Adds B to the open GPUs, and registers the handler with the first; false when full. */
@@ -316,6 +398,11 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
     void *ptr = NULL;
     bool host = memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
     hsa_amd_memory_pool_t pool = host ? b->fine : b->coarse;
+    /* Whole words, so that the zeroing fill of 4-byte words ends inside the allocation
+       (ROCr's FillMemory refuses a fill past its end). */
+    if (size > SIZE_MAX - 3)
+        return NULL;
+    size = (size + 3) & ~(size_t)3;
     if (hsa.hsa_amd_memory_pool_allocate(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS)
         return NULL;
     if (host) {
@@ -327,7 +414,7 @@ static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memo
         if (memory == DEVRT_MEMORY_HOST)
             memset(ptr, 0, size);
     } else if (memory == DEVRT_MEMORY_DEVICE) {
-        if (hsa.hsa_amd_memory_fill(ptr, 0, (size + 3) / 4) != HSA_STATUS_SUCCESS) {
+        if (hsa.hsa_amd_memory_fill(ptr, 0, size / 4) != HSA_STATUS_SUCCESS) {
             hsa.hsa_amd_memory_pool_free(ptr);
             return NULL;
         }
@@ -369,11 +456,17 @@ static int copy_through_staging(struct hsa_backend *b, void *host_side, void *de
             result = -1;
             break;
         }
-        /* The acquire wait makes the engine's writes to the staging buffer visible. */
-        while (hsa.hsa_signal_wait_scacquire(b->copied, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
-                                             HSA_WAIT_STATE_BLOCKED) >= 1)
-            ;
-        if (read)
+        /*
+         * The acquire wait makes the engine's writes to the staging buffer visible. After a
+         * fault the driver evicted the copy engine's queues too, and the copy never ends.
+         */
+        while (hsa.hsa_signal_wait_scacquire(b->copied, HSA_SIGNAL_CONDITION_LT, 1,
+                                             b->ticks_per_ms * 100, HSA_WAIT_STATE_BLOCKED) >= 1)
+            if (faulted(b)) {
+                result = -1;
+                break;
+            }
+        if (read && result == 0)
             memcpy(host_at, b->staging, n);
     }
     pthread_mutex_unlock(&b->staging_lock);
@@ -415,10 +508,43 @@ static int hsa_write(devrt_device *device, void *dst, const void *src, size_t si
     return hsa_copy(device->backend, dst, src, size, false);
 }
 
+/* A new queue for B's launches, the current one from now on. Under queue_lock, or alone. */
+static hsa_status_t new_queue(struct hsa_backend *b)
+{
+    struct hsa_queue_record *q = calloc(1, sizeof *q);
+    if (!q)
+        return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    q->backend = b;
+    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, q,
+                                               UINT32_MAX, UINT32_MAX, &q->queue);
+    if (status != HSA_STATUS_SUCCESS) {
+        free(q);
+        return status;
+    }
+    q->older = b->queue;
+    b->queue = q;
+    return HSA_STATUS_SUCCESS;
+}
+
+/*
+ * Q failed or must stop: it is inactivated (what runs on it ends, and it takes no more
+ * packets) and a new queue replaces it, unless one did already. Its launches fail
+ * (launch_ended). Under queue_lock.
+ */
+static hsa_status_t replace_queue(struct hsa_backend *b, struct hsa_queue_record *q)
+{
+    if (b->queue != q)
+        return HSA_STATUS_SUCCESS;
+    hsa.hsa_queue_inactivate(q->queue);
+    return new_queue(b);
+}
+
 /* Everything hsa_open made, as far as it got, and the runtime's reference. */
 static void release_backend(devrt_device *device)
 {
     struct hsa_backend *b = device->backend;
+    if (b->kernarg_ring)
+        hsa.hsa_amd_memory_pool_free(b->kernarg_ring);
     hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
     device->doorbell = NULL;
     hsa_free_memory(device, b->staging, DEVRT_MEMORY_HOST);
@@ -426,9 +552,16 @@ static void release_backend(devrt_device *device)
         hsa.hsa_signal_destroy(b->copied);
     if (b->doorbell.handle)
         hsa.hsa_signal_destroy(b->doorbell);
-    if (b->queue)
-        hsa.hsa_queue_destroy(b->queue);
+    /* Destroying a queue ends what still runs on it, before its memory goes. */
+    while (b->queue) {
+        struct hsa_queue_record *q = b->queue;
+        b->queue = q->older;
+        hsa.hsa_queue_destroy(q->queue);
+        free(q);
+    }
     pthread_mutex_destroy(&b->staging_lock);
+    pthread_mutex_destroy(&b->queue_lock);
+    pthread_mutex_destroy(&b->launches_lock);
     free(b);
     device->backend = NULL;
     hsa.hsa_shut_down();
@@ -482,8 +615,9 @@ static int hsa_open(devrt_device *device, int index)
     device->wave_size = wave;
 
     pthread_mutex_init(&b->staging_lock, NULL);
-    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
-                                               UINT32_MAX, UINT32_MAX, &b->queue);
+    pthread_mutex_init(&b->queue_lock, NULL);
+    pthread_mutex_init(&b->launches_lock, NULL);
+    hsa_status_t status = new_queue(b);
     if (status == HSA_STATUS_SUCCESS)
         status = hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);
     if (status == HSA_STATUS_SUCCESS)
@@ -499,6 +633,21 @@ static int hsa_open(devrt_device *device, int index)
         release_backend(device);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
     }
+    void *ring = NULL;
+    status = hsa.hsa_amd_memory_pool_allocate(
+        b->kernarg, (size_t)DEVRT_HSA_KERNARG_SLOTS * DEVRT_HSA_KERNARG_SLOT, 0, &ring);
+    if (status == HSA_STATUS_SUCCESS) {
+        b->kernarg_ring = ring;
+        status = hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ring);
+    }
+    if (status != HSA_STATUS_SUCCESS) {
+        int failure = hsa_failed(DEVRT_ERROR_BACKEND, status, "the kernel argument memory");
+        release_backend(device);
+        return failure;
+    }
+    for (uint32_t i = 0; i < DEVRT_HSA_KERNARG_SLOTS; ++i)
+        b->kernarg_free[i] = DEVRT_HSA_KERNARG_SLOTS - 1 - i;
+    b->kernarg_free_count = DEVRT_HSA_KERNARG_SLOTS;
     if (!track_open(b)) {
         release_backend(device);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: more than %d GPUs open at once",
@@ -521,41 +670,50 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
     if (module->metadata && b->isa[0] &&
         devrt_amdgpu_check_target(module->metadata, path, b->isa) != DEVRT_SUCCESS)
         return DEVRT_ERROR_IMAGE;
-    size_t size;
-    char *image = devrt_read_image(path, &size);
-    if (!image)
-        return DEVRT_ERROR_IMAGE;
     struct hsa_module *m = calloc(1, sizeof *m);
-    hsa_status_t status = m ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-    if (status == HSA_STATUS_SUCCESS)
-        status = hsa.hsa_code_object_reader_create_from_memory(image, size, &m->reader);
-    if (status == HSA_STATUS_SUCCESS)
+    if (!m)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    /* The loader keeps reading the image through its loaded code object (debuggers and
+       profilers ask for it): it lives as long as the executable (hsa_unload frees it). */
+    m->image = devrt_read_image(path, &m->image_size);
+    if (!m->image) {
+        free(m);
+        return DEVRT_ERROR_IMAGE;
+    }
+    const char *step = "reading the code object";
+    hsa_status_t status =
+        hsa.hsa_code_object_reader_create_from_memory(m->image, m->image_size, &m->reader);
+    if (status == HSA_STATUS_SUCCESS) {
+        step = "creating the executable";
         status = hsa.hsa_executable_create_alt(
             HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &m->executable);
-    if (status == HSA_STATUS_SUCCESS)
+    }
+    if (status == HSA_STATUS_SUCCESS) {
+        step = "loading the code object for the GPU";
         status =
             hsa.hsa_executable_load_agent_code_object(m->executable, b->gpu, m->reader, NULL, NULL);
-    if (status == HSA_STATUS_SUCCESS)
+    }
+    if (status == HSA_STATUS_SUCCESS) {
+        step = "freezing the executable";
         status = hsa.hsa_executable_freeze(m->executable, NULL);
+    }
     hsa_executable_symbol_t symbol;
     uint64_t address = 0;
-    if (status == HSA_STATUS_SUCCESS)
+    if (status == HSA_STATUS_SUCCESS) {
+        step = "finding " DEVRT_STATE_SYMBOL " (does it link devrt-amdgcn.bc?)";
         status = hsa.hsa_executable_get_symbol_by_name(m->executable, DEVRT_STATE_SYMBOL, &b->gpu,
                                                        &symbol);
+    }
     if (status == HSA_STATUS_SUCCESS)
         status = hsa.hsa_executable_symbol_get_info(
             symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &address);
-    free(image);
     if (status != HSA_STATUS_SUCCESS) {
-        if (m && m->executable.handle)
-            hsa.hsa_executable_destroy(m->executable);
-        if (m && m->reader.handle)
-            hsa.hsa_code_object_reader_destroy(m->reader);
-        free(m);
-        return devrt_fail(DEVRT_ERROR_IMAGE,
-                          "%s: not a loadable devrt code object for this GPU "
-                          "(does it link devrt-amdgcn.bc?)",
-                          path);
+        const char *text = NULL;
+        hsa.hsa_status_string(status, &text);
+        devrt_fail(DEVRT_ERROR_IMAGE, "%s: the HSA runtime refused it, %s: %s", path, step,
+                   text ? text : "unknown status");
+        hsa_unload_backend(m);
+        return DEVRT_ERROR_IMAGE;
     }
     *state_variable = (struct devrt_state **)(uintptr_t)address;
     module->backend = m;
@@ -564,59 +722,73 @@ static int hsa_load(devrt_module *module, const char *path, struct devrt_state *
 
 static void hsa_unload(devrt_module *module)
 {
-    struct hsa_module *m = module->backend;
-    hsa.hsa_executable_destroy(m->executable);
-    hsa.hsa_code_object_reader_destroy(m->reader);
-    free(m);
+    hsa_unload_backend(module->backend);
 }
 
 /*
- * The queue failed while KERNEL ran, on a memory fault (on_system_event) or another error
- * of the queue: the launch fails with what is known, reported as an exception is, and a
- * new queue replaces the failed one, which takes no more packets.
+ * A memory fault lost the device. The kernel driver evicted every queue the process has on
+ * this GPU, and queues made later start evicted (amdkfd's memory-violation path): the
+ * device is lost, as HIP treats it, until it is closed and opened again. The first to see
+ * it marks it lost with the fault; every launch then reports that.
  */
-static int queue_failed(devrt_module *module, const char *kernel)
+static int fault_lost(devrt_module *module, struct hsa_backend *b)
 {
-    struct hsa_backend *b = module->device->backend;
-    char text[512];
+    char text[512], reasons[160];
     pthread_mutex_lock(&open_lock);
-    if (b->faulted) {
-        char reasons[160];
-        devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
-        snprintf(text, sizeof text,
-                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 " (%s)", kernel,
-                 b->fault_address, reasons);
-    } else {
-        snprintf(text, sizeof text, "kernel %s: the HSA queue failed while it ran", kernel);
-    }
-    bool faulted = b->faulted;
-    b->faulted = false;
+    devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
+    snprintf(text, sizeof text, "GPU memory fault at address 0x%" PRIx64 " (%s)",
+             b->fault_address, reasons);
     pthread_mutex_unlock(&open_lock);
-    if (faulted) {
-        /*
-         * The kernel driver evicted every queue the process has on this GPU, and queues made
-         * later start evicted (amdkfd's memory-violation path): the device is lost, as HIP
-         * treats it, until it is closed and opened again.
-         */
-        if (module->report_file) {
-            fprintf(module->report_file, "%s\n", text);
-            fflush(module->report_file);
-        }
-        return devrt_device_mark_lost(module->device, text);
-    }
-    hsa.hsa_queue_destroy(b->queue);
-    b->queue = NULL;
-    __atomic_store_n(&b->queue_failed, false, __ATOMIC_RELAXED); /* no launch runs now */
-    hsa_status_t status = hsa.hsa_queue_create(b->gpu, 1024, HSA_QUEUE_TYPE_MULTI, queue_error, b,
-                                               UINT32_MAX, UINT32_MAX, &b->queue);
+    if (devrt_device_check_lost(module->device) != DEVRT_SUCCESS)
+        return DEVRT_ERROR_DEVICE_LOST;
     if (module->report_file) {
         fprintf(module->report_file, "%s\n", text);
         fflush(module->report_file);
     }
-    if (status != HSA_STATUS_SUCCESS)
-        return hsa_failed(DEVRT_ERROR_LAUNCH, status,
-                          "the queue failed, and a new one was refused");
-    return devrt_fail(DEVRT_ERROR_LAUNCH, "%s", text);
+    return devrt_device_mark_lost(module->device, text);
+}
+
+/* The kernel argument memory of a launch of SIZE bytes: a slot of the ring, or its own. */
+static int take_kernarg(struct hsa_backend *b, struct hsa_launch *l, size_t size)
+{
+    l->kernarg_slot = -1;
+    pthread_mutex_lock(&b->launches_lock);
+    if (size <= DEVRT_HSA_KERNARG_SLOT && b->kernarg_free_count) {
+        l->kernarg_slot = (int)b->kernarg_free[--b->kernarg_free_count];
+        l->kernarg = b->kernarg_ring + (size_t)l->kernarg_slot * DEVRT_HSA_KERNARG_SLOT;
+    }
+    pthread_mutex_unlock(&b->launches_lock);
+    if (l->kernarg_slot >= 0)
+        return DEVRT_SUCCESS;
+    if (hsa.hsa_amd_memory_pool_allocate(b->kernarg, size ? size : 16, 0, &l->kernarg) !=
+        HSA_STATUS_SUCCESS)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
+    if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, l->kernarg) != HSA_STATUS_SUCCESS) {
+        hsa.hsa_amd_memory_pool_free(l->kernarg);
+        l->kernarg = NULL;
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the GPU may not read the kernel arguments");
+    }
+    return DEVRT_SUCCESS;
+}
+
+/* Everything enqueue took for L, and L. */
+static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
+{
+    pthread_mutex_lock(&b->launches_lock);
+    if (l->prev)
+        l->prev->next = l->next;
+    else if (b->launches == l)
+        b->launches = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    if (l->kernarg_slot >= 0)
+        b->kernarg_free[b->kernarg_free_count++] = (uint32_t)l->kernarg_slot;
+    pthread_mutex_unlock(&b->launches_lock);
+    if (l->kernarg_slot < 0 && l->kernarg)
+        hsa.hsa_amd_memory_pool_free(l->kernarg);
+    if (l->done.handle)
+        hsa.hsa_signal_destroy(l->done);
+    free(l);
 }
 
 /*
@@ -633,12 +805,12 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     if (!module->metadata)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
     if (!b->queue)
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: no queue: a fault failed the last one, and "
-                                              "the runtime refused a new one");
+        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: no queue: the last one failed, and the "
+                                              "runtime refused a new one");
     struct devrt_amdgpu_agent agent = {
         .isa = b->isa[0] ? b->isa : NULL,
         .group_segment_limit = b->group_segment_limit,
-        .queue_address = (uint64_t)(uintptr_t)b->queue,
+        .queue_address = (uint64_t)(uintptr_t)b->queue->queue,
     };
     struct devrt_amdgpu_dispatch dispatch;
     int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, entry->kernel,
@@ -660,41 +832,50 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
            before this one, may never end. The queue's barrier bits still run this launch
            after both; meanwhile a raise of the runaway may land in this launch's record. */
         const struct devrt_launch_entry *after = entry->after;
-        if (after && after->backend[0] && !entry->after_runaway)
-            while (hsa.hsa_signal_wait_scacquire(
-                       (hsa_signal_t){(uint64_t)(uintptr_t)after->backend[0]},
-                       HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
-                       HSA_WAIT_STATE_BLOCKED) >= 1 &&
-                   !__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
+        const struct hsa_launch *before = after ? after->backend[0] : NULL;
+        if (before && !entry->after_runaway)
+            while (hsa.hsa_signal_wait_scacquire(before->done, HSA_SIGNAL_CONDITION_LT, 1,
+                                                 b->ticks_per_ms * 100,
+                                                 HSA_WAIT_STATE_BLOCKED) >= 1 &&
+                   !__atomic_load_n(&before->queue->failed, __ATOMIC_ACQUIRE) &&
+                   !__atomic_load_n(&before->queue->stopped, __ATOMIC_ACQUIRE) && !faulted(b))
                 ;
         if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) != 0) {
             devrt_amdgpu_dispatch_free(&dispatch);
+            if (faulted(b))
+                return fault_lost(module, b);
             return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
         }
     }
-    void *kernarg = NULL;
-    if (hsa.hsa_amd_memory_pool_allocate(b->kernarg,
-                                         dispatch.kernarg_size ? dispatch.kernarg_size : 16, 0,
-                                         &kernarg) != HSA_STATUS_SUCCESS) {
+    struct hsa_launch *l = calloc(1, sizeof *l);
+    if (!l) {
         devrt_amdgpu_dispatch_free(&dispatch);
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no kernel argument memory");
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a launch");
     }
-    if (hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, kernarg) != HSA_STATUS_SUCCESS) {
-        hsa.hsa_amd_memory_pool_free(kernarg);
+    l->kernel = entry->kernel;
+    status = take_kernarg(b, l, dispatch.kernarg_size);
+    if (status == DEVRT_SUCCESS && hsa.hsa_signal_create(1, 0, NULL, &l->done) != HSA_STATUS_SUCCESS)
+        status = devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
+    if (status != DEVRT_SUCCESS) {
+        free_launch(b, l);
         devrt_amdgpu_dispatch_free(&dispatch);
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the GPU may not read the kernel arguments");
+        return status;
     }
-    memcpy(kernarg, dispatch.kernarg, dispatch.kernarg_size);
+    memcpy(l->kernarg, dispatch.kernarg, dispatch.kernarg_size);
+    pthread_mutex_lock(&b->launches_lock);
+    l->next = b->launches;
+    if (b->launches)
+        b->launches->prev = l;
+    b->launches = l;
+    pthread_mutex_unlock(&b->launches_lock);
 
-    hsa_signal_t done;
-    if (hsa.hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS) {
-        hsa.hsa_amd_memory_pool_free(kernarg);
-        devrt_amdgpu_dispatch_free(&dispatch);
-        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
-    }
-    hsa_queue_t *queue = b->queue;
+    pthread_mutex_lock(&b->queue_lock);
+    l->queue = b->queue;
+    hsa_queue_t *queue = b->queue->queue;
     uint64_t index = hsa.hsa_queue_add_write_index_relaxed(queue, 1);
-    while (index - hsa.hsa_queue_load_read_index_scacquire(queue) >= queue->size)
+    /* A full queue drains unless it failed: then the launch fails with it (launch_ended). */
+    while (index - hsa.hsa_queue_load_read_index_scacquire(queue) >= queue->size &&
+           !__atomic_load_n(&l->queue->failed, __ATOMIC_ACQUIRE) && !faulted(b))
         ;
     hsa_kernel_dispatch_packet_t *packet =
         (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
@@ -708,8 +889,8 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     packet->private_segment_size = dispatch.private_segment_size;
     packet->group_segment_size = dispatch.group_segment_size;
     packet->kernel_object = object;
-    packet->kernarg_address = kernarg;
-    packet->completion_signal = done;
+    packet->kernarg_address = l->kernarg;
+    packet->completion_signal = l->done;
     /* The barrier bit: a module's launches, all on this one queue, run one at a time. */
     uint16_t header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE |
                       1u << HSA_PACKET_HEADER_BARRIER |
@@ -720,19 +901,46 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     /* Pairs with the packet processor's acquire of the header: the packet body is written. */
     __atomic_store_n((uint32_t *)packet, header | (uint32_t)setup << 16, __ATOMIC_RELEASE);
     hsa.hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
-    entry->backend[0] = (void *)(uintptr_t)done.handle;
-    entry->backend[1] = kernarg;
+    pthread_mutex_unlock(&b->queue_lock);
+    entry->backend[0] = l;
     return DEVRT_SUCCESS;
+}
+
+/* L failed with its queue: the queue is replaced, and the launch reports why. */
+static int queue_failed(struct hsa_backend *b, struct hsa_launch *l)
+{
+    struct hsa_queue_record *q = l->queue;
+    bool stopped = __atomic_load_n(&q->stopped, __ATOMIC_ACQUIRE);
+    const char *text = NULL;
+    if (!stopped)
+        hsa.hsa_status_string(q->status, &text);
+    pthread_mutex_lock(&b->queue_lock);
+    hsa_status_t replaced = replace_queue(b, q);
+    pthread_mutex_unlock(&b->queue_lock);
+    if (replaced != HSA_STATUS_SUCCESS)
+        return hsa_failed(DEVRT_ERROR_LAUNCH, replaced,
+                          "the queue failed, and a new one was refused");
+    if (stopped)
+        return devrt_fail(DEVRT_ERROR_LAUNCH,
+                          "kernel %s: stopped with its queue, which devrt ended to stop a kernel "
+                          "that ran past its timeout before its module was unloaded",
+                          l->kernel);
+    return devrt_fail(DEVRT_ERROR_LAUNCH, "kernel %s: the HSA queue failed while it ran or waited "
+                                          "(%s)",
+                      l->kernel, text ? text : "unknown status");
 }
 
 static int hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
     struct hsa_backend *b = entry->module->device->backend;
-    hsa_signal_t done = {(uint64_t)(uintptr_t)entry->backend[0]};
-    while (hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
+    struct hsa_launch *l = entry->backend[0];
+    while (hsa.hsa_signal_wait_scacquire(l->done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
                                          HSA_WAIT_STATE_BLOCKED) >= 1) {
-        if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
-            break;
+        if (faulted(b))
+            return fault_lost(entry->module, b);
+        if (__atomic_load_n(&l->queue->failed, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&l->queue->stopped, __ATOMIC_ACQUIRE))
+            return queue_failed(b, l);
         /* Checked every 100 ms, the wait's bound: a timeout is that late at most. */
         if (deadline && devrt_now_ns() >= deadline)
             return devrt_fail(DEVRT_ERROR_TIMEOUT,
@@ -741,18 +949,33 @@ static int hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
                               "waits for it",
                               entry->kernel, (double)entry->config.timeout_ns / 1e9);
     }
-    if (__atomic_load_n(&b->queue_failed, __ATOMIC_ACQUIRE))
-        return queue_failed(entry->module, entry->kernel);
     return DEVRT_SUCCESS;
 }
 
 static void hsa_release(struct devrt_launch_entry *entry)
 {
     if (entry->backend[0])
-        hsa.hsa_signal_destroy((hsa_signal_t){(uint64_t)(uintptr_t)entry->backend[0]});
-    if (entry->backend[1])
-        hsa.hsa_amd_memory_pool_free(entry->backend[1]);
+        free_launch(entry->module->device->backend, entry->backend[0]);
     entry->backend[0] = entry->backend[1] = NULL;
+}
+
+/*
+ * The module goes, and kernels of it run on past their timeouts on the queue: HSA cannot
+ * end one kernel, but inactivating its queue ends everything on it. Launches of other
+ * modules on that queue fail with it (queue_failed), and a new queue takes what follows.
+ */
+static void hsa_stop_runaways(devrt_module *module, struct devrt_launch_entry *runaways)
+{
+    struct hsa_backend *b = module->device->backend;
+    for (struct devrt_launch_entry *r = runaways; r; r = r->next_runaway) {
+        struct hsa_launch *l = r->backend[0];
+        if (!l || hsa.hsa_signal_load_scacquire(l->done) < 1)
+            continue;
+        __atomic_store_n(&l->queue->stopped, true, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&b->queue_lock);
+        replace_queue(b, l->queue);
+        pthread_mutex_unlock(&b->queue_lock);
+    }
 }
 
 static uint64_t hsa_arm_doorbell(devrt_device *device)
@@ -811,6 +1034,7 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .enqueue = hsa_enqueue,
     .complete = hsa_complete,
     .release = hsa_release,
+    .stop_runaways = hsa_stop_runaways,
     .arm_doorbell = hsa_arm_doorbell,
     .wait_doorbell = hsa_wait_doorbell,
     .ring_doorbell = hsa_ring_doorbell,

@@ -548,10 +548,18 @@ void devrt_launches_detach(devrt_module *module)
     module->free_slots = NULL;
     module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
     module->slot = module->raised_slot = NULL;
-    /* Whether they have ended is not known: their handles are left to them, as at a timeout. */
+    /*
+     * The module's code and memory go next: a kernel that runs on past its timeout must end
+     * first, where the backend can end it. Where it cannot, its handles are left to it.
+     */
+    bool stopped = module->runaways && device->ops->stop_runaways;
+    if (stopped)
+        device->ops->stop_runaways(module, module->runaways);
     while (module->runaways) {
         struct devrt_launch_entry *r = module->runaways;
         module->runaways = r->next_runaway;
+        if (stopped && device->ops->release)
+            device->ops->release(r);
         free(r);
     }
     pthread_mutex_unlock(&l->lock);

@@ -67,6 +67,11 @@ struct devrt_backend_ops {
                    const struct devrt_arg *args, size_t arg_count);
     int (*complete)(struct devrt_launch_entry *entry, uint64_t deadline_ns);
     void (*release)(struct devrt_launch_entry *entry);
+    /*
+     * Optional, with enqueue: end RUNAWAYS (a list through next_runaway), the module's
+     * kernels that run on past their timeouts, before its code and memory are freed.
+     */
+    void (*stop_runaways)(devrt_module *module, struct devrt_launch_entry *runaways);
     /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
     uint64_t (*arm_doorbell)(devrt_device *device);
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);

@@ -38,6 +38,7 @@ static hsa_amd_system_event_callback_t handler;
 static void *handler_data;
 static bool faults_reported; /* ROCr's fault handler has not yet stopped reporting */
 static bool evicted;
+static uint64_t generation; /* counts runtimes started: what a last one left is dropped */
 
 static uint64_t injected[DEVRT_HSASIM_FAULT_KINDS]; /* under hsasim_lock */
 
@@ -106,6 +107,7 @@ hsa_status_t hsa_init(void)
     if (references++ == 0) {
         /* A new runtime opens the kernel driver anew: nothing of a last one's stays. */
         choose_target();
+        __atomic_add_fetch(&generation, 1u, __ATOMIC_RELEASE);
         handler = NULL;
         handler_data = NULL;
         faults_reported = true;
@@ -302,6 +304,11 @@ hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback
     }
     pthread_mutex_unlock(&hsasim_lock);
     return status;
+}
+
+uint64_t hsasim_generation(void)
+{
+    return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
 }
 
 bool hsasim_gpu_evicted(void)

@@ -75,6 +75,9 @@ void hsasim_signal_add(struct hsasim_signal *signal, int64_t delta);
 /* Interrupts of device stores are dropped (true) or delivered again. */
 void hsasim_signals_drop_interrupts(bool drop);
 
+/* Which runtime this is: hsa_init after the last hsa_shut_down starts a new one. */
+uint64_t hsasim_generation(void);
+
 /* Whether the GPU's queues are evicted: after a memory fault, as amdkfd does. */
 bool hsasim_gpu_evicted(void);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "hsasim.h"
 
@@ -208,6 +208,7 @@ struct copy {
     const void *src;
     size_t size;
     struct hsasim_signal *done;
+    uint64_t generation; /* the runtime's that posted it */
 };
 
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -227,11 +228,16 @@ static void *copy_engine(void *unused)
         if (!copies)
             copies_end = &copies;
         pthread_mutex_unlock(&copy_lock);
-        while (hsasim_gpu_evicted())
-            pause(); /* never restored: amdkfd restores only what it evicted for memory */
-        memcpy(c->dst, c->src, c->size);
-        /* The decrement releases the copy's writes to whoever acquires the signal. */
-        hsasim_signal_add(c->done, -1);
+        /* Never restored: amdkfd restores only queues it evicted for memory. A copy of a
+           runtime shut down since is dropped with its queues. */
+        struct timespec tick = {0, 10000000};
+        while (hsasim_gpu_evicted() && c->generation == hsasim_generation())
+            nanosleep(&tick, NULL);
+        if (c->generation == hsasim_generation()) {
+            memcpy(c->dst, c->src, c->size);
+            /* The decrement releases the copy's writes to whoever acquires the signal. */
+            hsasim_signal_add(c->done, -1);
+        }
         free(c);
     }
     return NULL;
@@ -265,7 +271,8 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
     struct copy *c = malloc(sizeof *c);
     if (!c)
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-    *c = (struct copy){.dst = dst, .src = src, .size = size, .done = done};
+    *c = (struct copy){
+        .dst = dst, .src = src, .size = size, .done = done, .generation = hsasim_generation()};
     pthread_once(&copy_once, start_copy_engine);
     pthread_mutex_lock(&copy_lock);
     *copies_end = c;

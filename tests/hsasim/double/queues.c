@@ -18,7 +18,20 @@ struct queue {
     pthread_t thread;
     bool stop;   /* atomic: destroyed */
     bool cancel; /* atomic: the running kernel must stop (devrt_emu_grid's cancel) */
+    bool joined; /* the processor has ended; by inactivate or destroy */
 };
+
+/* Stops the processor and what it runs, and waits for both: a queue unmapped by the kernel
+   driver (amdkfd's destroy_queue and update_queue preempt it) runs nothing on return. */
+static void stop_processor(struct queue *q)
+{
+    __atomic_store_n(&q->stop, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&q->cancel, true, __ATOMIC_RELEASE);
+    hsasim_signal_notify(hsasim_signal(q->queue.doorbell_signal));
+    if (!q->joined)
+        pthread_join(q->thread, NULL);
+    q->joined = true;
+}
 
 static uint16_t header_type(uint16_t header)
 {
@@ -142,16 +155,25 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
     return HSA_STATUS_SUCCESS;
 }
 
+/*
+ * Inactivating a queue aborts what runs on it and takes no more packets (the HSA
+ * specification's hsa_queue_inactivate): its packets never complete.
+ */
+hsa_status_t hsa_queue_inactivate(hsa_queue_t *queue)
+{
+    if (!queue)
+        return HSA_STATUS_ERROR_INVALID_QUEUE;
+    stop_processor((struct queue *)queue);
+    return HSA_STATUS_SUCCESS;
+}
+
 /* Destroying a queue stops what runs on it: its packets never complete. */
 hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
 {
     if (!queue)
         return HSA_STATUS_ERROR_INVALID_QUEUE;
     struct queue *q = (struct queue *)queue;
-    __atomic_store_n(&q->stop, true, __ATOMIC_RELEASE);
-    __atomic_store_n(&q->cancel, true, __ATOMIC_RELEASE);
-    hsasim_signal_notify(hsasim_signal(q->queue.doorbell_signal));
-    pthread_join(q->thread, NULL);
+    stop_processor(q);
     hsa_signal_destroy(q->queue.doorbell_signal);
     free(q->queue.base_address);
     free(q);
