@@ -17,9 +17,10 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("emu", "emu64", "hardware", "nvptx")
+BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32")
 # The backends that a test with one of these labels is registered for.
-ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",)}
+ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",),
+        "only-hsasim": ("hsasim", "hsasim32")}
 
 
 def labels(test):
@@ -46,7 +47,7 @@ def main():
     source.add_argument("--json", help="a file written by ctest --show-only=json-v1")
     parser.add_argument("--ctest", default="ctest", help="the ctest to ask")
     parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="the backends that must agree (default: all four)")
+                        help="the backends that must agree (default: all six)")
     args = parser.parse_args()
     try:
         listing = read_tests(args)
