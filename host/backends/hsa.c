@@ -522,7 +522,8 @@ static hsa_status_t new_queue(struct hsa_backend *b)
         return status;
     }
     q->older = b->queue;
-    b->queue = q;
+    /* Pairs with hsa_enqueue's acquire load, made before it takes queue_lock. */
+    __atomic_store_n(&b->queue, q, __ATOMIC_RELEASE);
     return HSA_STATUS_SUCCESS;
 }
 
@@ -736,8 +737,8 @@ static int fault_lost(devrt_module *module, struct hsa_backend *b)
     char text[512], reasons[160];
     pthread_mutex_lock(&open_lock);
     devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
-    snprintf(text, sizeof text, "GPU memory fault at address 0x%" PRIx64 " (%s)",
-             b->fault_address, reasons);
+    snprintf(text, sizeof text, "GPU memory fault at address 0x%" PRIx64 " (%s)", b->fault_address,
+             reasons);
     pthread_mutex_unlock(&open_lock);
     if (devrt_device_check_lost(module->device) != DEVRT_SUCCESS)
         return DEVRT_ERROR_DEVICE_LOST;
@@ -804,13 +805,13 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     struct hsa_module *m = module->backend;
     if (!module->metadata)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
-    if (!b->queue)
-        return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: no queue: the last one failed, and the "
-                                              "runtime refused a new one");
+    /* The queue's address is only for device-side enqueue, which devrt does not use: the
+       packet may go to a queue that replaced this one meanwhile. */
+    const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
     struct devrt_amdgpu_agent agent = {
         .isa = b->isa[0] ? b->isa : NULL,
         .group_segment_limit = b->group_segment_limit,
-        .queue_address = (uint64_t)(uintptr_t)b->queue->queue,
+        .queue_address = (uint64_t)(uintptr_t)current->queue,
     };
     struct devrt_amdgpu_dispatch dispatch;
     int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, entry->kernel,
@@ -854,7 +855,8 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     }
     l->kernel = entry->kernel;
     status = take_kernarg(b, l, dispatch.kernarg_size);
-    if (status == DEVRT_SUCCESS && hsa.hsa_signal_create(1, 0, NULL, &l->done) != HSA_STATUS_SUCCESS)
+    if (status == DEVRT_SUCCESS &&
+        hsa.hsa_signal_create(1, 0, NULL, &l->done) != HSA_STATUS_SUCCESS)
         status = devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
     if (status != DEVRT_SUCCESS) {
         free_launch(b, l);
@@ -925,8 +927,9 @@ static int queue_failed(struct hsa_backend *b, struct hsa_launch *l)
                           "kernel %s: stopped with its queue, which devrt ended to stop a kernel "
                           "that ran past its timeout before its module was unloaded",
                           l->kernel);
-    return devrt_fail(DEVRT_ERROR_LAUNCH, "kernel %s: the HSA queue failed while it ran or waited "
-                                          "(%s)",
+    return devrt_fail(DEVRT_ERROR_LAUNCH,
+                      "kernel %s: the HSA queue failed while it ran or waited "
+                      "(%s)",
                       l->kernel, text ? text : "unknown status");
 }
 

@@ -426,9 +426,9 @@ static void test_flood_stopped(bool control)
 static void test_fuzz(bool control)
 {
     const uint32_t groups = small ? 16 : 256, block = 64, fuzz_every = 4;
-    const uint32_t rounds = control  ? 20
+    const uint32_t rounds = control ? 20
                             : small ? (UNDER_TSAN ? 30 : 150)
-                                     : 2000,
+                                    : 2000,
                    echo_rounds = small ? 8 : 32;
     const uint32_t fuzzers = (groups + fuzz_every - 1) / fuzz_every;
     const uint32_t honest = (groups - fuzzers) * block;

@@ -109,8 +109,7 @@ static void test_memory_fault(bool control)
     }
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the faulting launch: %s (%s)",
           devrt_status_string(status), devrt_last_error());
-    CHECK(strstr(report.text, "GPU memory fault at address 0xdead0000") &&
-              report.launch == first,
+    CHECK(strstr(report.text, "GPU memory fault at address 0xdead0000") && report.launch == first,
           "its report: %s", report.text);
     CHECK(pending == DEVRT_ERROR_DEVICE_LOST, "the launch after it: %s (%s)",
           devrt_status_string(pending), devrt_last_error());
@@ -217,6 +216,62 @@ static void test_kernarg_grants(bool control)
 }
 
 /*
+ * More launches in flight than the kernel argument ring has slots: the rest allocate and
+ * grant their own, and every launch runs.
+ */
+static void test_kernarg_overflow(void)
+{
+    enum { LAUNCHES = 300 };
+    devrt_stream *stream;
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    uint64_t grants = count("grants");
+    uint32_t before = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    static uint64_t ids[LAUNCHES];
+    for (int i = 0; i < LAUNCHES; ++i)
+        CHECK(launch_mark(1, &ids[i], stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    for (int i = 0; i < LAUNCHES; ++i)
+        CHECK(devrt_launch_wait(device, ids[i], NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    devrt_stream_destroy(stream);
+    CHECK(words[3] - before == LAUNCHES, "%u lanes of %d ran", words[3] - before, LAUNCHES);
+    CHECK(count("grants") - grants >= LAUNCHES - 256,
+          "%" PRIu64 " grants for launches past the ring", count("grants") - grants);
+}
+
+/*
+ * Opening fails cleanly: no second GPU, the kernel argument ring's allocation or its grant
+ * refused, a missing code object; the open after them works.
+ */
+static void test_open_failures(void)
+{
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    module = NULL;
+    device = NULL;
+    devrt_device *other = NULL;
+    int status = devrt_device_open(DEVRT_BACKEND_HSA, 1, NULL, &other);
+    CHECK(status == DEVRT_ERROR_NO_DEVICE && strstr(devrt_last_error(), "no AMD GPU 1 (found 1)"),
+          "a second GPU: %s", devrt_last_error());
+    static const struct {
+        enum devrt_hsasim_fault kind;
+        const char *message;
+    } refused[] = {{DEVRT_HSASIM_ALLOCATION, "the kernel argument memory"},
+                   {DEVRT_HSASIM_ACCESS, "the kernel argument memory"}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; ++i) {
+        /* The third of the open's allocations and grants: the doorbell, staging, the ring. */
+        inject(refused[i].kind, 3);
+        status = devrt_device_open(DEVRT_BACKEND_HSA, 0, NULL, &other);
+        CHECK(status == DEVRT_ERROR_BACKEND && strstr(devrt_last_error(), refused[i].message),
+              "open with fault %d: %s", (int)refused[i].kind, devrt_last_error());
+        inject(refused[i].kind, 0);
+    }
+    CHECK(open_device() == 0, "the open after: %s", devrt_last_error());
+    devrt_module *missing = NULL;
+    CHECK(devrt_module_load(device, "no-such-code-object.hsaco", &missing) == DEVRT_ERROR_IMAGE,
+          "a missing code object: %s", devrt_last_error());
+    check_usable("failed opens");
+}
+
+/*
  * The module is unloaded while its kernel runs on past its timeout: its code and state must
  * not go from under it (the double faults the GPU if they do). The device works on after.
  */
@@ -225,8 +280,24 @@ static void test_unload_runaway(void)
     __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
     int status = launch_spin(50000000, NULL, NULL);
     CHECK(status == DEVRT_ERROR_TIMEOUT, "the spin: %s", devrt_last_error());
+    /* A launch of another module waits behind the spin on the queue: it ends with it. */
+    devrt_module *other = NULL;
+    devrt_stream *stream = NULL;
+    uint64_t behind = 0;
+    CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    const struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg mark_args[] = {DEVRT_ARG_PTR(&words[3])};
+    CHECK(other && devrt_launch_async(other, "mark", &one, mark_args, 1, stream, &behind) ==
+                       DEVRT_SUCCESS,
+          "%s", devrt_last_error());
     devrt_module_unload(module);
     module = NULL;
+    status = devrt_launch_wait(device, behind, NULL);
+    CHECK(status == DEVRT_ERROR_LAUNCH && strstr(devrt_last_error(), "stopped with its queue"),
+          "the launch behind the spin: %s (%s)", devrt_status_string(status), devrt_last_error());
+    devrt_stream_destroy(stream);
+    devrt_module_unload(other);
     CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load after: %s",
           devrt_last_error());
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
@@ -251,11 +322,22 @@ static void test_foreign_fault(bool control)
 
 int main(int argc, char **argv)
 {
-    static const char *const tests[] = {
-        "memory_fault", "memory_fault_control", "queue_error", "queue_error_control",
-        "dropped_interrupts", "dropped_interrupts_control", "loader", "allocation", "access",
-        "kernarg_grants", "kernarg_grants_control", "unload_runaway", "foreign_fault",
-        "foreign_fault_control"};
+    static const char *const tests[] = {"memory_fault",
+                                        "memory_fault_control",
+                                        "queue_error",
+                                        "queue_error_control",
+                                        "dropped_interrupts",
+                                        "dropped_interrupts_control",
+                                        "loader",
+                                        "kernarg_overflow",
+                                        "open_failures",
+                                        "allocation",
+                                        "access",
+                                        "kernarg_grants",
+                                        "kernarg_grants_control",
+                                        "unload_runaway",
+                                        "foreign_fault",
+                                        "foreign_fault_control"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -283,6 +365,10 @@ int main(int argc, char **argv)
         test_allocation(DEVRT_HSASIM_ACCESS);
     else if (!strncmp(test, "kernarg_grants", 14))
         test_kernarg_grants(control);
+    else if (!strcmp(test, "kernarg_overflow"))
+        test_kernarg_overflow();
+    else if (!strcmp(test, "open_failures"))
+        test_open_failures();
     else if (!strcmp(test, "unload_runaway"))
         test_unload_runaway();
     else if (!strncmp(test, "foreign_fault", 13))

@@ -78,7 +78,8 @@ static void inject_from_environment(void)
         return;
     const char *colon = strchr(spec, ':');
     for (int k = 0; colon && k < DEVRT_HSASIM_FAULT_KINDS; ++k)
-        if (strlen(kinds[k]) == (size_t)(colon - spec) && !strncmp(spec, kinds[k], strlen(kinds[k])))
+        if (strlen(kinds[k]) == (size_t)(colon - spec) &&
+            !strncmp(spec, kinds[k], strlen(kinds[k])))
             injected[k] = strtoull(colon + 1, NULL, 10);
 }
 
@@ -92,7 +93,8 @@ static void choose_target(void)
         hsasim_gpu.sramecc = hsasim_gpu.xnack = false;
         hsasim_gpu.wave_size = 32;
     } else {
-        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa, "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
+        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa,
+                 "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
         hsasim_gpu.mach = 0x03f; /* EF_AMDGPU_MACH_AMDGCN_GFX90A */
         hsasim_gpu.sramecc = true;
         hsasim_gpu.xnack = false;
@@ -112,8 +114,12 @@ hsa_status_t hsa_init(void)
         handler_data = NULL;
         faults_reported = true;
         evicted = false;
-        memset(injected, 0, sizeof injected);
-        inject_from_environment();
+        /* Faults a test injected stay armed across runtimes: a test may inject before an
+           open. The environment's are read with the first. */
+        static bool read_environment;
+        if (!read_environment)
+            inject_from_environment();
+        read_environment = true;
     }
     pthread_mutex_unlock(&hsasim_lock);
     return HSA_STATUS_SUCCESS;
@@ -240,10 +246,8 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void 
     return HSA_STATUS_SUCCESS;
 }
 
-hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t handle,
-                                                hsa_status_t (*callback)(hsa_amd_memory_pool_t,
-                                                                         void *),
-                                                void *data)
+hsa_status_t hsa_amd_agent_iterate_memory_pools(
+    hsa_agent_t handle, hsa_status_t (*callback)(hsa_amd_memory_pool_t, void *), void *data)
 {
     struct hsasim_agent *agent = hsasim_agent(handle);
     if (!agent)
@@ -252,7 +256,8 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t handle,
     size_t count = agent == &hsasim_gpu ? sizeof gpu_pools / sizeof *gpu_pools
                                         : sizeof cpu_pools / sizeof *cpu_pools;
     for (size_t i = 0; i < count; ++i) {
-        hsa_status_t status = callback((hsa_amd_memory_pool_t){(uint64_t)(uintptr_t)&pools[i]}, data);
+        hsa_status_t status =
+            callback((hsa_amd_memory_pool_t){(uint64_t)(uintptr_t)&pools[i]}, data);
         if (status != HSA_STATUS_SUCCESS)
             return status == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : status;
     }
@@ -284,7 +289,9 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,
         *(uint32_t *)value = pool->flags;
         break;
     case HSA_AMD_MEMORY_POOL_INFO_SIZE: *(size_t *)value = pool->size; break;
-    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED: *(bool *)value = pool->alloc_allowed; break;
+    case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED:
+        *(bool *)value = pool->alloc_allowed;
+        break;
     case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE:
     case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT: *(size_t *)value = 4096; break;
     default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;

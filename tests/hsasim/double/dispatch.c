@@ -13,8 +13,7 @@
 #include "hsasim.h"
 
 /* A hidden argument the packet must agree with: its value, or -1 when the kernel lacks it. */
-static int64_t hidden(const struct hsasim_kernel *k, const unsigned char *kernarg,
-                      const char *kind)
+static int64_t hidden(const struct hsasim_kernel *k, const unsigned char *kernarg, const char *kind)
 {
     for (uint32_t i = 0; i < k->arg_count; ++i)
         if (!strcmp(k->arg[i].kind, kind)) {
@@ -63,7 +62,11 @@ static const char *geometry(const hsa_kernel_dispatch_packet_t *p, const struct 
 
 static ffi_type *ffi_of(uint32_t size)
 {
-    return size == 8 ? &ffi_type_uint64 : size == 4 ? &ffi_type_uint32 : size == 2 ? &ffi_type_uint16 : size == 1 ? &ffi_type_uint8 : NULL;
+    return size == 8   ? &ffi_type_uint64
+           : size == 4 ? &ffi_type_uint32
+           : size == 2 ? &ffi_type_uint16
+           : size == 1 ? &ffi_type_uint8
+                       : NULL;
 }
 
 hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel)

@@ -60,12 +60,12 @@ void hsasim_remove_segment(void *base);
 
 /* A signal. Its handle is its address, whose first bytes are laid out as amd_signal_t's. */
 struct hsasim_signal {
-    int64_t kind;               /* amd_signal_t: AMD_SIGNAL_KIND_USER */
-    int64_t value;              /* amd_signal_t: at byte 8 */
-    uint64_t *event_mailbox;    /* amd_signal_t: at 16; NULL while interrupts are dropped */
-    uint32_t event_id;          /* amd_signal_t: at 24 */
+    int64_t kind;            /* amd_signal_t: AMD_SIGNAL_KIND_USER */
+    int64_t value;           /* amd_signal_t: at byte 8 */
+    uint64_t *event_mailbox; /* amd_signal_t: at 16; NULL while interrupts are dropped */
+    uint32_t event_id;       /* amd_signal_t: at 24 */
     uint32_t pad;
-    uint64_t events;            /* the mailbox: its low word counts interrupts, a futex */
+    uint64_t events; /* the mailbox: its low word counts interrupts, a futex */
 };
 
 struct hsasim_signal *hsasim_signal(hsa_signal_t signal);
@@ -95,8 +95,8 @@ struct hsasim_kernel {
     unsigned char descriptor[64]; /* the kernel descriptor, first: the kernel object's bytes */
     struct hsasim_executable *executable;
     char name[256];
-    void (*entry)(void);  /* the emulation image's kernel */
-    void *caller;         /* its DEVRT_KERNELn caller, or NULL */
+    void (*entry)(void); /* the emulation image's kernel */
+    void *caller;        /* its DEVRT_KERNELn caller, or NULL */
     uint32_t kernarg_size;
     uint32_t group_segment_size, private_segment_size;
     /* From the code object's metadata: each argument's place, size and kind. */

@@ -44,9 +44,9 @@ struct hsasim_executable {
     struct hsasim_executable *next;
     struct reader *reader;
     bool loaded, frozen;
-    void *image;  /* the emulation image's private copy */
-    int copy;     /* its anonymous file */
-    void *enter;  /* its __devrt_emu_enter */
+    void *image; /* the emulation image's private copy */
+    int copy;    /* its anonymous file */
+    void *enter; /* its __devrt_emu_enter */
     void *segment[8];
     size_t segments;
     struct hsasim_kernel *kernels;
@@ -154,9 +154,8 @@ static hsa_status_t read_code_object(struct hsasim_executable *e, const struct r
         size_t n = data && sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
         for (size_t i = 0; i < n; ++i) {
             GElf_Sym sym;
-            const char *name = gelf_getsym(data, (int)i, &sym)
-                                   ? elf_strptr(elf, sh.sh_link, sym.st_name)
-                                   : NULL;
+            const char *name =
+                gelf_getsym(data, (int)i, &sym) ? elf_strptr(elf, sh.sh_link, sym.st_name) : NULL;
             size_t length = name ? strlen(name) : 0;
             if (length < 4 || strcmp(name + length - 3, ".kd") || sym.st_size != 64 ||
                 length - 3 >= sizeof e->kernels->name)

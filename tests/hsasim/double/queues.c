@@ -35,7 +35,8 @@ static void stop_processor(struct queue *q)
 
 static uint16_t header_type(uint16_t header)
 {
-    return (uint16_t)(header >> HSA_PACKET_HEADER_TYPE & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1));
+    return (uint16_t)(header >> HSA_PACKET_HEADER_TYPE &
+                      ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1));
 }
 
 /* Waits until packet INDEX may be taken; false once the queue is destroyed. */
@@ -83,12 +84,13 @@ static void *packet_processor(void *arg)
         memcpy(&packet, slot, sizeof packet);
         packet.header = header;
         /* The slot is free again once the read index passes it: the producer may reuse it. */
-        __atomic_store_n(&slot->header, (uint16_t)(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE),
+        __atomic_store_n(&slot->header,
+                         (uint16_t)(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE),
                          __ATOMIC_RELAXED);
         __atomic_store_n(&q->read_index, index + 1, __ATOMIC_RELEASE);
         if (header_type(header) != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
-            hsasim_say("packet %llu: type %u, which devrt never sends",
-                       (unsigned long long)index, header_type(header));
+            hsasim_say("packet %llu: type %u, which devrt never sends", (unsigned long long)index,
+                       header_type(header));
             queue_error(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
             return NULL;
         }
@@ -134,8 +136,8 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
     }
     /* ROCr starts every slot as INVALID (AqlQueue's constructor). */
     for (uint32_t i = 0; i < size; ++i)
-        ((hsa_kernel_dispatch_packet_t *)packets)[i].header =
-            HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+        ((hsa_kernel_dispatch_packet_t *)packets)[i].header = HSA_PACKET_TYPE_INVALID
+                                                              << HSA_PACKET_HEADER_TYPE;
     q->queue.type = type;
     q->queue.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
     q->queue.base_address = packets;
