@@ -349,8 +349,10 @@ static void lane_ended(struct emu_lane *lane)
 /*
  * The lane this thread runs, for the stop signal's handler: this copy's own, so that a
  * second copy of the scheduler in the process (emu_waves.h) tells its lanes from ours.
+ * Initial-exec: the handler reads it on any thread, and a copy in a library loaded with
+ * dlopen would otherwise allocate the thread's slot inside the handler.
  */
-static _Thread_local struct emu_lane *running_lane;
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct emu_lane *running_lane;
 /*
  * What was installed for the stop signal before us: the program's handler, or a second
  * copy's, whose lanes its own handler must stop. It still gets the signals not ours.

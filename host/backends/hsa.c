@@ -544,6 +544,13 @@ static hsa_status_t replace_queue(struct hsa_backend *b, struct hsa_queue_record
 static void release_backend(devrt_device *device)
 {
     struct hsa_backend *b = device->backend;
+    /* Destroying a queue ends what still runs on it: first, before its memory goes. */
+    while (b->queue) {
+        struct hsa_queue_record *q = b->queue;
+        b->queue = q->older;
+        hsa.hsa_queue_destroy(q->queue);
+        free(q);
+    }
     if (b->kernarg_ring)
         hsa.hsa_amd_memory_pool_free(b->kernarg_ring);
     hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
@@ -553,13 +560,6 @@ static void release_backend(devrt_device *device)
         hsa.hsa_signal_destroy(b->copied);
     if (b->doorbell.handle)
         hsa.hsa_signal_destroy(b->doorbell);
-    /* Destroying a queue ends what still runs on it, before its memory goes. */
-    while (b->queue) {
-        struct hsa_queue_record *q = b->queue;
-        b->queue = q->older;
-        hsa.hsa_queue_destroy(q->queue);
-        free(q);
-    }
     pthread_mutex_destroy(&b->staging_lock);
     pthread_mutex_destroy(&b->queue_lock);
     pthread_mutex_destroy(&b->launches_lock);

@@ -83,7 +83,7 @@ static int launch_spin_on_stream(uint64_t timeout_ns)
                                DEVRT_ARG_PTR(&words[2])};
     devrt_stream *stream;
     uint64_t id;
-    words[2] = 0;
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELAXED); /* a runaway may still count */
     int status = devrt_stream_create(device, &stream);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -101,7 +101,7 @@ static int launch_spin(uint64_t timeout_ns)
         .grid = {LANES / block, 1, 1}, .block = {block, 1, 1}, .timeout_ns = timeout_ns};
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
                                DEVRT_ARG_PTR(&words[2])};
-    words[2] = 0;
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELAXED); /* a runaway may still count */
     return devrt_launch(module, "spin", &config, args, 3, NULL);
 }
 

@@ -113,7 +113,7 @@ hsa_status_t hsa_init(void)
         handler = NULL;
         handler_data = NULL;
         faults_reported = true;
-        evicted = false;
+        __atomic_store_n(&evicted, false, __ATOMIC_RELEASE);
         /* Faults a test injected stay armed across runtimes: a test may inject before an
            open. The environment's are read with the first. */
         static bool read_environment;
