@@ -108,10 +108,6 @@ hsa_status_t hsa_executable_create_alt(hsa_profile_t profile,
     if (!e)
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     e->copy = -1;
-    pthread_mutex_lock(&hsasim_lock);
-    e->next = executables;
-    executables = e;
-    pthread_mutex_unlock(&hsasim_lock);
     out->handle = (uint64_t)(uintptr_t)e;
     return HSA_STATUS_SUCCESS;
 }
@@ -251,25 +247,24 @@ static void *find_image(struct hsasim_executable *e)
     return NULL;
 }
 
-struct segment_search {
-    uintptr_t base;
-    struct hsasim_executable *e;
-};
-
-/* The image's loaded segments are the code object's memory: the GPU's, for pointer info. */
-static int add_segments(struct dl_phdr_info *info, size_t size, void *data)
+/*
+ * The image's loaded segments are the code object's memory: the GPU's, for pointer info.
+ * Read from the program headers the loader mapped with the image (its first segment holds
+ * the ELF header), not through dl_iterate_phdr: ThreadSanitizer's interceptor of that
+ * reopens each library inside the walk, which deadlocks against a dlopen on another thread.
+ */
+static void add_segments(struct hsasim_executable *e, const struct link_map *map)
 {
-    (void)size;
-    struct segment_search *s = data;
-    if (info->dlpi_addr != s->base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum && s->e->segments < 8; ++i)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-            void *at = (void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-            if (hsasim_add_segment(at, info->dlpi_phdr[i].p_memsz) == 0)
-                s->e->segment[s->e->segments++] = at;
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)map->l_addr;
+    if (memcmp(header->e_ident, ELFMAG, SELFMAG))
+        return;
+    const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)(map->l_addr + header->e_phoff);
+    for (int i = 0; i < header->e_phnum && e->segments < 8; ++i)
+        if (phdr[i].p_type == PT_LOAD) {
+            void *at = (void *)(map->l_addr + phdr[i].p_vaddr);
+            if (hsasim_add_segment(at, phdr[i].p_memsz) == 0)
+                e->segment[e->segments++] = at;
         }
-    return 1;
 }
 
 hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
@@ -312,10 +307,8 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
         (struct symbol){SYMBOL_VARIABLE, NULL, (uint64_t)(uintptr_t)state, sizeof(void *)};
     e->symbol_count = e->kernel_count + 1;
     struct link_map *map = NULL;
-    if (dlinfo(e->image, RTLD_DI_LINKMAP, &map) == 0 && map) {
-        struct segment_search search = {map->l_addr, e};
-        dl_iterate_phdr(add_segments, &search);
-    }
+    if (dlinfo(e->image, RTLD_DI_LINKMAP, &map) == 0 && map)
+        add_segments(e, map);
     e->reader = r;
     e->loaded = true;
     if (loaded)
@@ -331,7 +324,12 @@ hsa_status_t hsa_executable_freeze(hsa_executable_t executable, const char *opti
         return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
     if (e->frozen)
         return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
+    /* Its kernels can be dispatched from now on: the packet processor finds them here. */
+    pthread_mutex_lock(&hsasim_lock);
     e->frozen = true;
+    e->next = executables;
+    executables = e;
+    pthread_mutex_unlock(&hsasim_lock);
     return HSA_STATUS_SUCCESS;
 }
 
@@ -445,7 +443,7 @@ struct hsasim_kernel *hsasim_kernel(uint64_t object)
     pthread_mutex_lock(&hsasim_lock);
     struct hsasim_kernel *found = NULL;
     for (struct hsasim_executable *e = executables; e && !found; e = e->next)
-        for (size_t i = 0; i < e->kernel_count && e->frozen; ++i)
+        for (size_t i = 0; i < e->kernel_count; ++i)
             if ((uint64_t)(uintptr_t)&e->kernels[i] == object) {
                 found = &e->kernels[i];
                 e->running++;
