@@ -233,6 +233,18 @@ static inline void devrt_arch_barrier(void)
  * kernel driver wakes up.
  */
 
+/*
+ * The interrupt carries the signal's event id in M0. amdkfd reads 24 bits of it on gfx9,
+ * gfx11 and gfx12 and ockl sends 23 on gfx10; one bitcode serves every family, so it sends
+ * the narrower width. amdkfd gives signal events ids below KFD_SIGNAL_EVENT_LIMIT (4096),
+ * which both widths hold whole: an 8-bit mask named slot id % 256 for ids of 256 and more.
+ */
+#if defined(DEVRT_CONTROL_NARROW_INTERRUPT_ID)
+#define DEVRT_AMDGCN_INTERRUPT_ID_MASK 0xffu /* the defect, for the codegen check's control */
+#else
+#define DEVRT_AMDGCN_INTERRUPT_ID_MASK 0x7fffffu
+#endif
+
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {
     struct devrt_amdgcn_signal *signal =
@@ -264,7 +276,7 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
          * waiter sleeps again on the old value.
          */
         devrt_arch_fence(__ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
-        __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & 0xff);
+        __builtin_amdgcn_s_sendmsg(1 /* MSG_INTERRUPT */, id & DEVRT_AMDGCN_INTERRUPT_ID_MASK);
     }
 }
 

@@ -52,6 +52,7 @@
     X(hsa_queue_inactivate)                                                                        \
     X(hsa_queue_add_write_index_relaxed)                                                           \
     X(hsa_queue_load_read_index_scacquire)                                                         \
+    X(hsa_queue_load_write_index_relaxed)                                                          \
     X(hsa_signal_create)                                                                           \
     X(hsa_signal_destroy)                                                                          \
     X(hsa_signal_store_screlease)                                                                  \
@@ -67,6 +68,7 @@
     X(hsa_executable_get_symbol_by_name)                                                           \
     X(hsa_executable_symbol_get_info)                                                              \
     X(hsa_amd_agent_iterate_memory_pools)                                                          \
+    X(hsa_amd_agent_memory_pool_get_info)                                                          \
     X(hsa_amd_memory_pool_get_info)                                                                \
     X(hsa_amd_memory_pool_allocate)                                                                \
     X(hsa_amd_memory_pool_free)                                                                    \
@@ -164,11 +166,14 @@ struct hsa_launch {
  * finds none free, allocates its own.
  */
 #define DEVRT_HSA_KERNARG_SLOTS 256u
+#define DEVRT_HSA_MAX_CPUS 16
 #define DEVRT_HSA_KERNARG_SLOT 1024u
 
 struct hsa_backend {
     hsa_agent_t gpu;
-    hsa_agent_t cpu;
+    hsa_agent_t cpu; /* the CPU nearest the GPU: its pools hold the host memory */
+    hsa_agent_t cpus[DEVRT_HSA_MAX_CPUS]; /* every CPU agent, one per NUMA node */
+    size_t cpu_count;
     hsa_amd_memory_pool_t coarse; /* GPU memory */
     hsa_amd_memory_pool_t fine;   /* host memory the GPU can reach */
     hsa_amd_memory_pool_t kernarg;
@@ -249,8 +254,8 @@ static hsa_status_t find_agents(hsa_agent_t agent, void *data)
     hsa_device_type_t type;
     if (hsa.hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS)
         return HSA_STATUS_SUCCESS;
-    if (type == HSA_DEVICE_TYPE_CPU && !b->cpu.handle)
-        b->cpu = agent;
+    if (type == HSA_DEVICE_TYPE_CPU && b->cpu_count < DEVRT_HSA_MAX_CPUS)
+        b->cpus[b->cpu_count++] = agent;
     if (type == HSA_DEVICE_TYPE_GPU && b->seen++ == b->wanted)
         b->gpu = agent;
     return HSA_STATUS_SUCCESS;
@@ -283,6 +288,52 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data)
         return HSA_STATUS_SUCCESS;
     list->pool[list->count++] = p;
     return HSA_STATUS_SUCCESS;
+}
+
+/* The first global pool of a CPU agent: its system memory. */
+static hsa_status_t find_system_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+    hsa_amd_segment_t segment;
+    if (hsa.hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment) !=
+            HSA_STATUS_SUCCESS ||
+        segment != HSA_AMD_SEGMENT_GLOBAL)
+        return HSA_STATUS_SUCCESS;
+    *(hsa_amd_memory_pool_t *)data = pool;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+/*
+ * The CPU agent whose memory is nearest the GPU, as ROCr's link info tells it (the kernel
+ * driver's topology): host memory there is what the GPU reaches fastest, as clr's host
+ * pools are. The first in ROCr's order where the runtime does not say.
+ */
+static hsa_agent_t nearest_cpu(struct hsa_backend *b)
+{
+    hsa_agent_t best = b->cpus[0];
+    uint64_t best_distance = UINT64_MAX;
+    for (size_t i = 0; i < b->cpu_count; ++i) {
+        hsa_amd_memory_pool_t pool = {0};
+        uint32_t hops = 0;
+        hsa_amd_memory_pool_link_info_t links[4];
+        hsa.hsa_amd_agent_iterate_memory_pools(b->cpus[i], find_system_pool, &pool);
+        if (!pool.handle ||
+            hsa.hsa_amd_agent_memory_pool_get_info(b->gpu, pool,
+                                                   HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS,
+                                                   &hops) != HSA_STATUS_SUCCESS ||
+            hops == 0 || hops > 4 ||
+            hsa.hsa_amd_agent_memory_pool_get_info(b->gpu, pool,
+                                                   HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO,
+                                                   links) != HSA_STATUS_SUCCESS)
+            continue;
+        uint64_t distance = 0;
+        for (uint32_t h = 0; h < hops; ++h)
+            distance += links[h].numa_distance;
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = b->cpus[i];
+        }
+    }
+    return best;
 }
 
 /* The agent's first ISA, the one its code objects are loaded for. */
@@ -584,6 +635,8 @@ static int hsa_open(devrt_device *device, int index)
     }
     b->wanted = index;
     hsa.hsa_iterate_agents(find_agents, b);
+    if (b->gpu.handle && b->cpu_count)
+        b->cpu = nearest_cpu(b);
     if (!b->gpu.handle || !b->cpu.handle) {
         int seen = b->seen;
         free(b);
@@ -798,6 +851,22 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
  * has ended: HSA offers no write in queue order that the host can ask for without a kernel
  * (docs/runtime.md, "Launches").
  */
+/* Whether L ran to its end, or never will: its queue failed or stopped, or the GPU faulted. */
+static bool launch_ended(struct hsa_backend *b, const struct hsa_launch *l)
+{
+    return hsa.hsa_signal_load_scacquire(l->done) < 1 ||
+           __atomic_load_n(&l->queue->failed, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->queue->stopped, __ATOMIC_ACQUIRE) || faulted(b);
+}
+
+/* Whether QUEUE has room for one more packet; its writers hold queue_lock. */
+static bool queue_has_room(hsa_queue_t *queue)
+{
+    return hsa.hsa_queue_load_write_index_relaxed(queue) -
+               hsa.hsa_queue_load_read_index_scacquire(queue) <
+           queue->size;
+}
+
 static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
                        const struct devrt_arg *args, size_t arg_count)
 {
@@ -813,6 +882,11 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         .group_segment_limit = b->group_segment_limit,
         .queue_address = (uint64_t)(uintptr_t)current->queue,
     };
+    /* A full queue drains, unless it failed: then the launch fails with it (hsa_complete).
+       Only one enqueue runs at a time (launch.c's lock): the room stays till the packet. */
+    if (!queue_has_room(current->queue) && !__atomic_load_n(&current->failed, __ATOMIC_ACQUIRE) &&
+        !faulted(b))
+        return DEVRT_ENQUEUE_NOT_YET;
     struct devrt_amdgpu_dispatch dispatch;
     int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, entry->kernel,
                                             &entry->config, args, arg_count, &dispatch);
@@ -834,13 +908,10 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
            after both; meanwhile a raise of the runaway may land in this launch's record. */
         const struct devrt_launch_entry *after = entry->after;
         const struct hsa_launch *before = after ? after->backend[0] : NULL;
-        if (before && !entry->after_runaway)
-            while (hsa.hsa_signal_wait_scacquire(before->done, HSA_SIGNAL_CONDITION_LT, 1,
-                                                 b->ticks_per_ms * 100,
-                                                 HSA_WAIT_STATE_BLOCKED) >= 1 &&
-                   !__atomic_load_n(&before->queue->failed, __ATOMIC_ACQUIRE) &&
-                   !__atomic_load_n(&before->queue->stopped, __ATOMIC_ACQUIRE) && !faulted(b))
-                ;
+        if (before && !entry->after_runaway && !launch_ended(b, before)) {
+            devrt_amdgpu_dispatch_free(&dispatch);
+            return DEVRT_ENQUEUE_NOT_YET;
+        }
         if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) != 0) {
             devrt_amdgpu_dispatch_free(&dispatch);
             if (faulted(b))
@@ -875,10 +946,6 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
     l->queue = b->queue;
     hsa_queue_t *queue = b->queue->queue;
     uint64_t index = hsa.hsa_queue_add_write_index_relaxed(queue, 1);
-    /* A full queue drains unless it failed: then the launch fails with it (launch_ended). */
-    while (index - hsa.hsa_queue_load_read_index_scacquire(queue) >= queue->size &&
-           !__atomic_load_n(&l->queue->failed, __ATOMIC_ACQUIRE) && !faulted(b))
-        ;
     hsa_kernel_dispatch_packet_t *packet =
         (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
     memset((char *)packet + 4, 0, sizeof *packet - 4);

@@ -257,7 +257,10 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
         e->after = e->after_runaway = NULL;
         if (status != DEVRT_SUCCESS) {
             __atomic_fetch_sub(&module->launches_queued, 1, __ATOMIC_RELAXED);
-            if (e->new_slot) {
+            if (status == DEVRT_ENQUEUE_NOT_YET && e->new_slot) {
+                /* Nothing was written: the module's record stays as it was. */
+                module->free_slots[module->free_slot_count++] = e->slot;
+            } else if (e->new_slot) {
                 module->free_slots[module->free_slot_count++] = e->slot;
                 /* The state may point at it or not: the next launch points it anew. */
                 module->slot = NULL;
@@ -280,6 +283,25 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
         }
     }
     return DEVRT_SUCCESS;
+}
+
+/*
+ * queue_entry, under the lock; while the backend must wait before it can queue E (the
+ * module's last launch has yet to end), the lock is let go between the tries, so that the
+ * device's other launches, waits and reports go on meanwhile.
+ */
+static int queue_entry_when_ready(devrt_module *module, struct devrt_launch_entry *e,
+                                  const struct devrt_arg *args, size_t arg_count)
+{
+    struct devrt_launches *l = &module->device->launches;
+    struct timespec pause = {0, 50000};
+    int status;
+    while ((status = queue_entry(module, e, args, arg_count)) == DEVRT_ENQUEUE_NOT_YET) {
+        pthread_mutex_unlock(&l->lock);
+        nanosleep(&pause, NULL);
+        pthread_mutex_lock(&l->lock);
+    }
+    return status;
 }
 
 /* Wait for E to end: the backend's queue, or the thread that runs it. */
@@ -617,7 +639,8 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
     pthread_mutex_lock(&l->lock);
     if (has_queues(device)) {
         e.stream = stream_for(device, NULL);
-        status = e.stream ? queue_entry(module, &e, args, arg_count) : DEVRT_ERROR_OUT_OF_MEMORY;
+        status = e.stream ? queue_entry_when_ready(module, &e, args, arg_count)
+                          : DEVRT_ERROR_OUT_OF_MEMORY;
     } else {
         status = queue_entry(module, &e, args, arg_count);
         if (status == DEVRT_SUCCESS) {
@@ -705,7 +728,7 @@ int devrt_launch_async(devrt_module *module, const char *kernel,
             e->stream->thread_started = true;
     }
     if (status == DEVRT_SUCCESS)
-        status = queue_entry(module, e, args, arg_count);
+        status = queue_entry_when_ready(module, e, args, arg_count);
     uint64_t id = e->id;
     pthread_mutex_unlock(&l->lock);
     if (status != DEVRT_SUCCESS) {

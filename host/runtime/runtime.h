@@ -65,6 +65,9 @@ struct devrt_backend_ops {
     void (*stream_destroy)(devrt_stream *stream);
     int (*enqueue)(devrt_module *module, struct devrt_launch_entry *entry,
                    const struct devrt_arg *args, size_t arg_count);
+    /* What enqueue returns, having done nothing, when the entry must wait for the module's
+       last launch, or for room on the queue: launch.c asks again without its lock held. */
+#define DEVRT_ENQUEUE_NOT_YET (-1)
     int (*complete)(struct devrt_launch_entry *entry, uint64_t deadline_ns);
     void (*release)(struct devrt_launch_entry *entry);
     /*

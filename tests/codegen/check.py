@@ -160,9 +160,67 @@ def check_memory_model(tc, cpu, tmp, defines=(), isa_only=False):
     return None
 
 
+# The bits of M0 that the kernel driver reads as the event id of an interrupt (s_sendmsg
+# MSG_INTERRUPT), per gfx major: amdkfd's event interrupt handlers take 24 bits on gfx9,
+# gfx11 and gfx12; ockl's update_mbox sends 23 on gfx10. Signal events have ids below
+# amdkfd's KFD_SIGNAL_EVENT_LIMIT.
+INTERRUPT_ID_BITS = {9: 24, 10: 23, 11: 24, 12: 24}
+KFD_SIGNAL_EVENT_LIMIT = 4096
+
+
+def gfx_major(cpu):
+    """9 for gfx90a, 10 for gfx1030, 11 for gfx11-generic."""
+    digits = cpu[3:].split("-")[0] if "generic" in cpu else cpu[3:-2]
+    return int(digits)
+
+
+def interrupt_masks(code):
+    """The literal masks of M0 before each s_sendmsg sendmsg(MSG_INTERRUPT) in CODE (a list
+    of instructions): the last `s_and_b32 m0, ..., MASK` before it, or None."""
+    masks, last = [], None
+    for text in code:
+        words = text.replace(",", " ").split()
+        if words[:2] == ["s_and_b32", "m0"]:
+            literal = [w for w in words[2:] if w.startswith("0x") or w.isdigit()]
+            last = int(literal[0], 0) if literal else None
+        elif words[:2] == ["s_mov_b32", "m0"]:
+            last = None
+        elif text.startswith("s_sendmsg sendmsg(MSG_INTERRUPT)"):
+            masks.append(last)
+    return masks
+
+
+def check_interrupt_id(tc, cpu, tmp, defines=()):
+    """The doorbell's interrupt sends every signal event id whole, within the bits the
+    family's interrupt carries: the doorbell step (kernels/rpc_steps.c, built from the
+    device's header with DEFINES) and the library's composed echo."""
+    width = INTERRUPT_ID_BITS[gfx_major(cpu)]
+    field, needed = (1 << width) - 1, KFD_SIGNAL_EVENT_LIMIT - 1
+    flags = ("-I", DEVICE, *(f"-D{d}" for d in defines))
+    builds = (("rpc_steps", tc.build(kernel("rpc_steps.c"), cpu, tmp, flags=flags,
+                                         library=False)),
+              ("rpc_echo", tc.build(kernel("rpc_echo.c"), cpu, tmp)))
+    for name, co in builds:
+        masks = interrupt_masks(tc.instructions(co, cpu))
+        if not masks:
+            return f"{name}: no s_sendmsg sendmsg(MSG_INTERRUPT) found"
+        for mask in masks:
+            shown = "none" if mask is None else hex(mask)
+            print(f"{cpu} {name}: event id mask {shown} (event ids below "
+                  f"{KFD_SIGNAL_EVENT_LIMIT}, the interrupt carries {width} bits)")
+            if mask is None:
+                return f"{name}: M0 is not masked before the interrupt"
+            if mask & needed != needed:
+                return (f"{name}: the interrupt's event id mask {mask:#x} drops bits of ids "
+                        f"below {KFD_SIGNAL_EVENT_LIMIT}")
+            if mask & ~field:
+                return f"{name}: the mask {mask:#x} exceeds the {width} bits gfx{gfx_major(cpu)} carries"
+    return None
+
+
 CHECKS = collections.OrderedDict(
     link=check_link, lane_id=check_lane_id, no_cost=check_no_cost, exception=check_exception,
-    memory_model=check_memory_model)
+    memory_model=check_memory_model, interrupt_id=check_interrupt_id)
 
 
 def main():
@@ -177,7 +235,7 @@ def main():
     parser.add_argument("--bitcode")
     parser.add_argument("--define", action="append", default=[],
                         help="memory_model: a macro for the steps' build (a control build); "
-                        "exception: a macro for the kernels' build (its control)")
+                        "exception, interrupt_id: a macro for the kernels' build (a control)")
     parser.add_argument("--isa-only", action="store_true",
                         help="memory_model: read only the instructions, not the IR's scopes")
     args = parser.parse_intermixed_args()
@@ -193,7 +251,7 @@ def main():
             extra = {}
             if args.check == "memory_model":
                 extra = {"defines": args.define, "isa_only": args.isa_only}
-            elif args.check == "exception":
+            elif args.check in ("exception", "interrupt_id"):
                 extra = {"defines": args.define}
             failure = CHECKS[args.check](tc, args.target, amdgcn.workdir(), **extra)
     except amdgcn.BuildError as e:

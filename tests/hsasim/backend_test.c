@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,88 @@ static void test_unload_runaway(void)
         check_usable("the unload of a module under a runaway");
 }
 
+/* A second launch of the module while the first one's kernel runs (its report untaken). */
+static void *launch_second(void *unused)
+{
+    (void)unused;
+    uint64_t id = 0;
+    int status = launch_mark(1, &id, NULL);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, NULL);
+    return (void *)(intptr_t)status;
+}
+
+/* A launch of another module, counted in *(int *)DONE once it is queued. */
+static void *launch_other(void *done)
+{
+    devrt_module *other = NULL;
+    int status = harness_load(device, image, &other);
+    uint64_t id = 0;
+    const struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_async(other, "mark", &one, args, 1, NULL, &id);
+    __atomic_store_n((int *)done, status == DEVRT_SUCCESS ? 1 : -1, __ATOMIC_RELEASE);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, NULL);
+    if (other)
+        devrt_module_unload(other);
+    return (void *)(intptr_t)status;
+}
+
+/*
+ * A launch that must wait for its module's running kernel (it needs a record of its own)
+ * holds up no other launch of the device meanwhile: another module's launch is queued while
+ * the spin still runs. Before the fix the wait held launch.c's lock, and the other launch
+ * waited for the spin's end. Bounded: after 10 s the spin is ended and the test fails.
+ */
+static void test_launch_lock(void)
+{
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint64_t spin = 0;
+    CHECK(launch_spin(0, NULL, &spin) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    for (int i = 0; i < 10000 && !__atomic_load_n(&words[2], __ATOMIC_ACQUIRE); ++i)
+        usleep(1000);
+    CHECK(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE), "the spin did not start in 10 s");
+    pthread_t second, other;
+    int queued = 0;
+    CHECK(pthread_create(&second, NULL, launch_second, NULL) == 0, "no thread");
+    usleep(100000); /* the second launch waits for the spin by now */
+    CHECK(pthread_create(&other, NULL, launch_other, &queued) == 0, "no thread");
+    for (int i = 0; i < 10000 && !__atomic_load_n(&queued, __ATOMIC_ACQUIRE); ++i)
+        usleep(1000);
+    int seen = __atomic_load_n(&queued, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
+    void *second_status, *other_status;
+    pthread_join(second, &second_status);
+    pthread_join(other, &other_status);
+    CHECK(devrt_launch_wait(device, spin, NULL) == DEVRT_SUCCESS, "the spin: %s",
+          devrt_last_error());
+    CHECK(seen == 1, "another module's launch was %s while the spin ran",
+          seen ? "refused" : "held up for 10 s");
+    CHECK((intptr_t)second_status == DEVRT_SUCCESS && (intptr_t)other_status == DEVRT_SUCCESS,
+          "the launches after the spin: %s", devrt_last_error());
+    printf("another module's launch was queued while a launch waited for the spin\n");
+}
+
+/*
+ * Two NUMA nodes, the GPU attached to node $DEVRT_HSASIM_NEAREST_CPU: the host memory the
+ * open allocated (the kernel argument ring, the staging buffer) is that node's, whichever
+ * CPU agent ROCr lists first (node 0's).
+ */
+static void test_nearest_cpu(void)
+{
+    const char *nearest = getenv("DEVRT_HSASIM_NEAREST_CPU");
+    uint64_t node1 = count("node1_allocations");
+    printf("%" PRIu64 " of %" PRIu64 " allocations from node 1's CPU, the GPU near node %s\n",
+           node1, count("allocations"), nearest ? nearest : "?");
+    if (nearest && !strcmp(nearest, "1"))
+        CHECK(node1 >= 2, "host memory from node 0's CPU, not from node 1's, nearest the GPU");
+    else
+        CHECK(node1 == 0, "host memory from node 1's CPU, not from node 0's, nearest the GPU");
+}
+
 /* A fault no launch of devrt's caused: not devrt's to claim (the process ends, as ROCr
    ends it); CONTROL: the same fault while a launch of devrt's runs is claimed. */
 static void test_foreign_fault(bool control)
@@ -336,6 +419,9 @@ int main(int argc, char **argv)
                                         "kernarg_grants",
                                         "kernarg_grants_control",
                                         "unload_runaway",
+                                        "launch_lock",
+                                        "nearest_cpu",
+                                        "nearest_cpu_control",
                                         "foreign_fault",
                                         "foreign_fault_control"};
     size_t known = 0;
@@ -371,6 +457,10 @@ int main(int argc, char **argv)
         test_open_failures();
     else if (!strcmp(test, "unload_runaway"))
         test_unload_runaway();
+    else if (!strcmp(test, "launch_lock"))
+        test_launch_lock();
+    else if (!strncmp(test, "nearest_cpu", 11))
+        test_nearest_cpu();
     else if (!strncmp(test, "foreign_fault", 13))
         test_foreign_fault(control);
     if (device) {

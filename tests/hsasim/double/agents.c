@@ -12,6 +12,10 @@
 pthread_mutex_t hsasim_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct hsasim_agent hsasim_cpu = {.type = HSA_DEVICE_TYPE_CPU, .name = "hsasim CPU"};
+/* A second NUMA node's CPU, listed when $DEVRT_HSASIM_NEAREST_CPU names the node (0 or 1)
+   whose CPU the GPU's PCIe link is attached to. */
+struct hsasim_agent hsasim_cpu1 = {.type = HSA_DEVICE_TYPE_CPU, .name = "hsasim CPU, node 1"};
+static int nearest_cpu = -1; /* -1: one CPU agent */
 struct hsasim_agent hsasim_gpu = {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim GPU"};
 
 /*
@@ -25,13 +29,17 @@ static struct hsasim_pool gpu_pools[] = {
      true},
     {&hsasim_gpu, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false},
 };
-static struct hsasim_pool cpu_pools[] = {
-    {&hsasim_cpu, HSA_AMD_SEGMENT_GLOBAL,
-     HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,
-     256 * GIB, true},
-    {&hsasim_cpu, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 256 * GIB,
-     true},
-};
+#define CPU_POOLS(agent)                                                                           \
+    {                                                                                              \
+        {&agent, HSA_AMD_SEGMENT_GLOBAL,                                                           \
+         HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED |                                            \
+             HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,                                         \
+         256 * GIB, true},                                                                         \
+        {&agent, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,           \
+         256 * GIB, true},                                                                         \
+    }
+static struct hsasim_pool cpu_pools[] = CPU_POOLS(hsasim_cpu);
+static struct hsasim_pool cpu1_pools[] = CPU_POOLS(hsasim_cpu1);
 
 static int references; /* hsa_init's, less hsa_shut_down's; under hsasim_lock */
 static hsa_amd_system_event_callback_t handler;
@@ -101,6 +109,8 @@ static void choose_target(void)
         hsasim_gpu.wave_size = 64;
     }
     hsasim_cpu.wave_size = 0;
+    const char *nearest = getenv("DEVRT_HSASIM_NEAREST_CPU");
+    nearest_cpu = nearest && (!strcmp(nearest, "0") || !strcmp(nearest, "1")) ? atoi(nearest) : -1;
 }
 
 hsa_status_t hsa_init(void)
@@ -181,6 +191,8 @@ struct hsasim_agent *hsasim_agent(hsa_agent_t agent)
         return &hsasim_cpu;
     if (agent.handle == (uint64_t)(uintptr_t)&hsasim_gpu)
         return &hsasim_gpu;
+    if (agent.handle == (uint64_t)(uintptr_t)&hsasim_cpu1 && nearest_cpu >= 0)
+        return &hsasim_cpu1;
     return NULL;
 }
 
@@ -189,8 +201,10 @@ hsa_status_t hsa_iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), v
 {
     if (!references)
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
-    struct hsasim_agent *order[] = {&hsasim_cpu, &hsasim_gpu};
-    for (size_t i = 0; i < 2; ++i) {
+    struct hsasim_agent *order[] = {&hsasim_cpu, &hsasim_cpu1, &hsasim_gpu};
+    for (size_t i = 0; i < 3; ++i) {
+        if (order[i] == &hsasim_cpu1 && nearest_cpu < 0)
+            continue;
         hsa_status_t status = callback((hsa_agent_t){(uint64_t)(uintptr_t)order[i]}, data);
         if (status != HSA_STATUS_SUCCESS)
             return status == HSA_STATUS_INFO_BREAK ? HSA_STATUS_SUCCESS : status;
@@ -252,7 +266,9 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(
     struct hsasim_agent *agent = hsasim_agent(handle);
     if (!agent)
         return HSA_STATUS_ERROR_INVALID_AGENT;
-    struct hsasim_pool *pools = agent == &hsasim_gpu ? gpu_pools : cpu_pools;
+    struct hsasim_pool *pools = agent == &hsasim_gpu    ? gpu_pools
+                                : agent == &hsasim_cpu1 ? cpu1_pools
+                                                        : cpu_pools;
     size_t count = agent == &hsasim_gpu ? sizeof gpu_pools / sizeof *gpu_pools
                                         : sizeof cpu_pools / sizeof *cpu_pools;
     for (size_t i = 0; i < count; ++i) {
@@ -269,10 +285,44 @@ const struct hsasim_pool *hsasim_pool(hsa_amd_memory_pool_t handle)
     for (size_t i = 0; i < sizeof gpu_pools / sizeof *gpu_pools; ++i)
         if (handle.handle == (uint64_t)(uintptr_t)&gpu_pools[i])
             return &gpu_pools[i];
-    for (size_t i = 0; i < sizeof cpu_pools / sizeof *cpu_pools; ++i)
+    for (size_t i = 0; i < sizeof cpu_pools / sizeof *cpu_pools; ++i) {
         if (handle.handle == (uint64_t)(uintptr_t)&cpu_pools[i])
             return &cpu_pools[i];
+        if (handle.handle == (uint64_t)(uintptr_t)&cpu1_pools[i] && nearest_cpu >= 0)
+            return &cpu1_pools[i];
+    }
     return NULL;
+}
+
+/*
+ * The link from an agent to another agent's pool: one hop, as ROCr reports a GPU's PCIe link
+ * to system memory (GpuAgent's io links from the kernel driver's topology), its NUMA
+ * distance smaller to the node the GPU is attached to.
+ */
+hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t handle,
+                                                hsa_amd_memory_pool_t pool_handle,
+                                                hsa_amd_agent_memory_pool_info_t attribute,
+                                                void *value)
+{
+    struct hsasim_agent *agent = hsasim_agent(handle);
+    const struct hsasim_pool *pool = hsasim_pool(pool_handle);
+    if (!agent || !pool)
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    uint32_t hops = pool->owner == agent ? 0 : 1;
+    switch (attribute) {
+    case HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS: *(uint32_t *)value = hops; break;
+    case HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO:
+        if (hops) {
+            int node = pool->owner == &hsasim_cpu1 ? 1 : 0;
+            hsa_amd_memory_pool_link_info_t link = {
+                .link_type = HSA_AMD_LINK_INFO_TYPE_PCIE,
+                .numa_distance = nearest_cpu < 0 || node == nearest_cpu ? 20 : 32};
+            memcpy(value, &link, sizeof link);
+        }
+        break;
+    default: return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,

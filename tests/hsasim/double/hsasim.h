@@ -26,7 +26,7 @@ struct hsasim_agent {
     bool sramecc, xnack; /* the GPU's target features, as the kernel driver set them */
     uint32_t wave_size;
 };
-extern struct hsasim_agent hsasim_cpu, hsasim_gpu;
+extern struct hsasim_agent hsasim_cpu, hsasim_cpu1, hsasim_gpu;
 
 /* The agent a handle names, or NULL. */
 struct hsasim_agent *hsasim_agent(hsa_agent_t agent);
@@ -122,9 +122,10 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *packet, const b
 
 /* What the double counted, for devrt_hsasim_count. */
 struct hsasim_counts {
-    uint64_t dispatches;  /* kernels run to their end */
-    uint64_t grants;      /* calls of hsa_amd_agents_allow_access */
-    uint64_t allocations; /* calls of hsa_amd_memory_pool_allocate that succeeded */
+    uint64_t dispatches;        /* kernels run to their end */
+    uint64_t grants;            /* calls of hsa_amd_agents_allow_access */
+    uint64_t allocations;       /* calls of hsa_amd_memory_pool_allocate that succeeded */
+    uint64_t node1_allocations; /* of them, in the pools of node 1's CPU */
 };
 extern struct hsasim_counts hsasim_counts;
 

@@ -30,7 +30,8 @@ typedef void devrt_hsasim_drop_interrupts_fn(bool drop);
 typedef void devrt_hsasim_foreign_fault_fn(void);
 #define DEVRT_HSASIM_FOREIGN_FAULT "devrt_hsasim_foreign_fault"
 
-/* Dispatches the double ran to their end, and the most kernel argument grants of one. */
+/* A count by name: "dispatches" run to their end, "grants" of access, "allocations" made,
+   "node1_allocations" of them in the pools of NUMA node 1's CPU ($DEVRT_HSASIM_NEAREST_CPU). */
 typedef uint64_t devrt_hsasim_count_fn(const char *what);
 #define DEVRT_HSASIM_COUNT "devrt_hsasim_count"
 
