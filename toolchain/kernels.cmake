@@ -54,6 +54,18 @@ function(devrt_kernel_flags out defines includes)
   set(${out} "${flags}" PARENT_SCOPE)
 endfunction()
 
+# The language standard for a kernel SOURCE, into OUT: C17 for .c, C++17 for the C++ and
+# HIP extensions, which clang compiles as those languages.
+function(devrt_kernel_std out source)
+  get_filename_component(extension "${source}" LAST_EXT)
+  string(TOLOWER "${extension}" extension)
+  if(extension MATCHES "^\\.(cc|cpp|cxx|c\\+\\+|hip)$")
+    set(${out} -std=c++17 PARENT_SCOPE)
+  else()
+    set(${out} -std=c17 PARENT_SCOPE)
+  endif()
+endfunction()
+
 # A PTX image for the CUDA backend, <name>.ptx in DEVRT_PTX_DIR (default: the current
 # binary directory): the kernels compiled for nvptx64-nvidia-cuda, linked with
 # devrt-nvptx.bc (only what they use), optimized as one module so the library inlines into
@@ -94,11 +106,12 @@ function(devrt_add_nvptx_kernel name)
   foreach(src ${arg_SOURCES})
     get_filename_component(src "${src}" ABSOLUTE)
     get_filename_component(stem "${src}" NAME_WE)
+    devrt_kernel_std(std "${src}")
     set(obj "${work}/${stem}.bc")
     add_custom_command(
       OUTPUT "${obj}"
       COMMAND "${DEVRT_CLANG}" -target nvptx64-nvidia-cuda -march=${arg_ARCH} -nogpulib
-              -ffreestanding -std=c17 -O2 ${DEVRT_KERNEL_WARNINGS}
+              -ffreestanding ${std} -O2 ${DEVRT_KERNEL_WARNINGS}
               -Xclang -target-feature -Xclang +ptx78 ${flags}
               -I "${DEVRT_INCLUDE_DIR}"
               -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"
@@ -133,7 +146,8 @@ endfunction()
 # An amdgcn code object built the way clang users link devrt: -mlink-builtin-bitcode makes a
 # relocatable object with the library inside, and ld.lld -shared turns it into the code
 # object the loader takes. Output: <name>.<gfx>.hsaco in the current binary directory, in
-# the variable <name>_HSACO; the target is <name>_<gfx>.
+# the variables <name>_<gfx>_HSACO and <name>_HSACO (the last target's); the target is
+# <name>_<gfx>. SOURCE is C (C17), or C++ (C++17) by its extension.
 function(devrt_add_amdgcn_kernel name)
   cmake_parse_arguments(arg "" "SOURCE;TARGET" "INCLUDES;DEFINES" ${ARGN})
   if(NOT arg_SOURCE OR NOT arg_TARGET)
@@ -144,13 +158,14 @@ function(devrt_add_amdgcn_kernel name)
   get_filename_component(source "${arg_SOURCE}" ABSOLUTE)
   set(hsaco "${CMAKE_CURRENT_BINARY_DIR}/${name}.${arg_TARGET}.hsaco")
   devrt_kernel_flags(flags "${arg_DEFINES}" "${arg_INCLUDES}")
+  devrt_kernel_std(std "${source}")
   # -MQ: the depfile must name the rule's output, the code object, and not the object the
   # compile writes on the way (Ninja takes a rule whose depfile names another file as never
   # built, and Make reads no dependencies from it); -MQ, unlike -MT, escapes a space in it.
   add_custom_command(
     OUTPUT "${hsaco}"
     COMMAND "${DEVRT_CLANG}" -target amdgcn-amd-amdhsa -mcpu=${arg_TARGET} -nogpulib
-            -ffreestanding -std=c17 -O2 -I "${DEVRT_INCLUDE_DIR}" ${flags}
+            -ffreestanding ${std} -O2 -I "${DEVRT_INCLUDE_DIR}" ${flags}
             -Xclang -mlink-builtin-bitcode -Xclang "${bitcode}"
             -c "${source}" -o "${hsaco}.o" -MD -MF "${hsaco}.d" -MQ "${hsaco}"
     COMMAND "${DEVRT_LD_LLD}" -shared --no-undefined "${hsaco}.o" -o "${hsaco}"
@@ -163,4 +178,5 @@ function(devrt_add_amdgcn_kernel name)
     add_dependencies(${name}_${arg_TARGET} ${producer})
   endif()
   set(${name}_HSACO "${hsaco}" PARENT_SCOPE)
+  set(${name}_${arg_TARGET}_HSACO "${hsaco}" PARENT_SCOPE)
 endfunction()

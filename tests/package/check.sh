@@ -48,6 +48,8 @@ DEVRT_KERNEL2(scaled, uint32_t *, out, uint32_t, unused_factor)
     out[id] = FACTOR * id;
 }
 EOF
+    # The same kernel in C++ (C++17 by its extension; C17 would refuse the file).
+    cp "$1/kernel.c" "$1/kernel.cpp"
     # A header of the project's own, which only the compiler's dependency files name.
     printf '#define FACTOR 3\n' >"$1/factor.h"
     cat >"$1/main.c" <<'EOF'
@@ -87,6 +89,11 @@ add_executable(app_static main.c)
 target_link_libraries(app_static PRIVATE devrt::runtime_static)
 devrt_add_emu_kernel(app_kernels SOURCES kernel.c)
 devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.c TARGET gfx90a)
+devrt_add_amdgcn_kernel(app_kernels SOURCE kernel.cpp TARGET gfx1100)
+if(NOT app_kernels_gfx90a_HSACO MATCHES "/app_kernels.gfx90a.hsaco$" OR
+   NOT app_kernels_gfx1100_HSACO MATCHES "/app_kernels.gfx1100.hsaco$")
+  message(FATAL_ERROR "no code object path per target: ${app_kernels_gfx90a_HSACO}, ${app_kernels_gfx1100_HSACO}")
+endif()
 devrt_add_nvptx_kernel(app_kernels_nvptx SOURCES kernel.c ARCH sm_90)
 target_compile_definitions(app PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
 target_compile_definitions(app_static PRIVATE APP_KERNELS="$<TARGET_FILE:app_kernels>")
