@@ -120,20 +120,26 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put_string(struct devrt_printf
 }
 
 /*
- * End the message and give the port up. The last packet goes without waiting: no reply
- * is wanted, and the next owner of the port waits for the server instead.
+ * End the message and give the port up. Unless WAIT (some lane's bytes are still to be
+ * copied from where they lie), the last packet goes without waiting: no reply is wanted,
+ * and the next owner of the port waits for the server instead.
  */
-static inline DEVRT_ARCH_INLINE int devrt_output_close(struct devrt_printf_state *s)
+static inline DEVRT_ARCH_INLINE int devrt_output_close(struct devrt_printf_state *s, bool wait)
 {
     bool sent = s->status == DEVRT_RPC_OK;
     if (sent) {
         s->buffer->packet[devrt_arch_lane_id()].word[s->slot] =
             DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_END, 0, 0);
-        s->outbox =
-            devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes, s->opcode, 0);
+        s->outbox = devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes,
+                                      s->opcode, wait ? DEVRT_RPC_WANT_REPLY : 0);
+        if (wait) {
+            devrt_rpc_wait(s->channel, s->port, s->outbox);
+            sent = devrt_arch_read_first_sync(s->lanes, s->buffer->header.flags) == DEVRT_RPC_OK;
+        }
     }
     /* A refused message ended with a wait, which saw the port handed back. */
-    devrt_rpc_release_in(s->channel, s->port, s->lanes, s->outbox, !sent);
+    devrt_rpc_release_in(s->channel, s->port, s->lanes, s->outbox,
+                         s->status != DEVRT_RPC_OK || wait);
     return sent ? 0 : -1;
 }
 

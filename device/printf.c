@@ -58,7 +58,7 @@ devrt_printf_append_ptr(struct devrt_printf_state *state, const void *value)
 
 DEVRT_ARCH_INLINE int devrt_printf_end(struct devrt_printf_state *state)
 {
-    return devrt_output_close(state);
+    return devrt_output_close(state, false);
 }
 
 /*

@@ -280,4 +280,13 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
     }
 }
 
+/* Whether the host's copies can reach P: global memory, not a lane's private or LDS. */
+static inline bool devrt_arch_host_can_read(const void *p)
+{
+    /* The builtins take the flat address space by number, which C's default pointer is. */
+    const __attribute__((address_space(0))) void *flat =
+        (const __attribute__((address_space(0))) void *)p;
+    return !__builtin_amdgcn_is_private(flat) && !__builtin_amdgcn_is_shared(flat);
+}
+
 #endif

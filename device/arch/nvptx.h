@@ -237,4 +237,10 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
     __asm__ volatile("fence.sc.sys;" ::: "memory");
 }
 
+/* Whether the host's copies can reach P: global memory, not a thread's local or shared. */
+static inline bool devrt_arch_host_can_read(const void *p)
+{
+    return __nvvm_isspacep_global(p);
+}
+
 #endif

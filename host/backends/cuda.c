@@ -880,6 +880,8 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .alloc = cuda_alloc,
     .free = cuda_free,
     .read = cuda_read,
+    /* The copy stream's copies run on the copy engines, beside any kernel. */
+    .read_serving = cuda_read,
     .write = cuda_write,
     .load = cuda_load,
     .unload = cuda_unload,

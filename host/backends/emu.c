@@ -130,6 +130,13 @@ static int emu_read(devrt_device *device, void *dst, const void *src, size_t siz
     return emu_copy(dst, src, size);
 }
 
+/* The server's own reads (raw writes left in place): lanes' memory is the process's. */
+static int emu_read_serving(devrt_device *device, void *dst, const void *src, size_t size)
+{
+    (void)device;
+    return emu_copy(dst, src, size);
+}
+
 static int emu_write(devrt_device *device, void *dst, const void *src, size_t size)
 {
     if (refuse_while_serving(device, "write") != 0)
@@ -548,6 +555,7 @@ const struct devrt_backend_ops devrt_emu_backend = {
     .alloc = emu_alloc,
     .free = emu_free,
     .read = emu_read,
+    .read_serving = emu_read_serving,
     .write = emu_write,
     .load = emu_load,
     .unload = emu_unload,

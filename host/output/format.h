@@ -52,12 +52,21 @@ int devrt_format_checked(struct devrt_text *out, const char *format, size_t leng
                          const struct devrt_format_arg *args, size_t count, char *why,
                          size_t why_size, struct devrt_format_check *check);
 
+/* Where the bytes of raw records left in device memory come from (DEVRT_OUTPUT_AT_ADDRESS). */
+struct devrt_output_source {
+    /* LENGTH bytes at the device's ADDRESS, kept until the next call; NULL if unreadable. */
+    const char *(*fetch)(const struct devrt_output_source *source, uint64_t address,
+                         uint32_t length);
+};
+
 /*
  * Append what the message of one lane (OPCODE DEVRT_RPC_OUTPUT or DEVRT_RPC_PRINTF)
- * prints to OUT. Returns 0, or -1 with WHY: a malformed message prints nothing, a
- * misfit format prints what devrt_format says.
+ * prints to OUT, the bytes of records at an address from SOURCE (NULL: none can be read).
+ * Returns 0, or -1 with WHY: a malformed message prints nothing, a misfit format prints
+ * what devrt_format says.
  */
-int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length, struct devrt_text *out,
-                        char *why, size_t why_size);
+int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
+                        const struct devrt_output_source *source, struct devrt_text *out, char *why,
+                        size_t why_size);
 
 #endif

@@ -50,8 +50,16 @@ static bool next_record(struct reader *r, struct record *out, char *why, size_t 
         snprintf(why, why_size, "unknown record tag %u at word %zu", out->tag, r->next - 1);
         return false;
     }
-    if (out->flags & ~(uint32_t)(DEVRT_OUTPUT_TRUNCATED | DEVRT_OUTPUT_NULL)) {
+    if (out->flags &
+        ~(uint32_t)(DEVRT_OUTPUT_TRUNCATED | DEVRT_OUTPUT_NULL | DEVRT_OUTPUT_AT_ADDRESS)) {
         snprintf(why, why_size, "unknown record flags 0x%x", out->flags);
+        return false;
+    }
+    bool at_address = out->flags & DEVRT_OUTPUT_AT_ADDRESS;
+    if (at_address && (out->tag != DEVRT_OUTPUT_BYTES || out->flags != DEVRT_OUTPUT_AT_ADDRESS ||
+                       out->length > DEVRT_RPC_MAX_MESSAGE)) {
+        snprintf(why, why_size, "a %u record of %u bytes at an address (flags 0x%x)", out->tag,
+                 out->length, out->flags);
         return false;
     }
     bool has_bytes = out->tag == DEVRT_OUTPUT_FORMAT || out->tag == DEVRT_OUTPUT_STR ||
@@ -65,19 +73,21 @@ static bool next_record(struct reader *r, struct record *out, char *why, size_t 
                  DEVRT_PRINTF_MAX_STRING);
         return false;
     }
-    size_t data_words = ((size_t)out->length + 7) / 8; /* no wrap for a hostile length */
+    /* No wrap for a hostile length. Bytes at an address are not in the message. */
+    size_t data_words = at_address ? 0 : ((size_t)out->length + 7) / 8;
     if (r->words - r->next < 1 + data_words) {
         snprintf(why, why_size, "a record of %u bytes past the end of the message", out->length);
         return false;
     }
     out->value = word_at(r, r->next++);
-    out->data = (const char *)(r->data + r->next * 8);
+    out->data = at_address ? NULL : (const char *)(r->data + r->next * 8);
     r->next += data_words;
     return true;
 }
 
-int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length, struct devrt_text *out,
-                        char *why, size_t why_size)
+int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
+                        const struct devrt_output_source *source, struct devrt_text *out, char *why,
+                        size_t why_size)
 {
     struct reader r = {data, length / 8, 0};
     struct record rec;
@@ -89,6 +99,14 @@ int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length, str
             if (rec.tag != DEVRT_OUTPUT_BYTES) {
                 snprintf(why, why_size, "a %u record in raw output", rec.tag);
                 break;
+            }
+            if (rec.flags & DEVRT_OUTPUT_AT_ADDRESS) {
+                rec.data = source ? source->fetch(source, rec.value, rec.length) : NULL;
+                if (!rec.data) {
+                    snprintf(why, why_size, "cannot read the %u bytes at 0x%llx it wrote",
+                             rec.length, (unsigned long long)rec.value);
+                    break;
+                }
             }
             if (rec.flags & DEVRT_OUTPUT_NULL)
                 devrt_text_append(out, "(null)", 6);

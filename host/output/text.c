@@ -4,22 +4,29 @@
 
 #include "text.h"
 
-void devrt_text_append(struct devrt_text *text, const char *data, size_t size)
+bool devrt_text_reserve(struct devrt_text *text, size_t size)
 {
-    if (text->failed || size == 0)
-        return;
-    if (text->length + size + 1 > text->capacity) {
+    if (text->failed)
+        return false;
+    if (size > text->capacity) {
         size_t capacity = text->capacity ? text->capacity : 256;
-        while (capacity < text->length + size + 1)
+        while (capacity < size)
             capacity *= 2;
         char *grown = realloc(text->data, capacity);
         if (!grown) {
             text->failed = true;
-            return;
+            return false;
         }
         text->data = grown;
         text->capacity = capacity;
     }
+    return true;
+}
+
+void devrt_text_append(struct devrt_text *text, const char *data, size_t size)
+{
+    if (size == 0 || !devrt_text_reserve(text, text->length + size + 1))
+        return;
     memcpy(text->data + text->length, data, size);
     text->length += size;
     text->data[text->length] = '\0';

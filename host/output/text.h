@@ -13,6 +13,8 @@ struct devrt_text {
     bool failed;
 };
 
+/* Room for SIZE bytes in all; false (and `failed` set) without the memory. */
+bool devrt_text_reserve(struct devrt_text *text, size_t size);
 void devrt_text_append(struct devrt_text *text, const char *data, size_t size);
 void devrt_text_free(struct devrt_text *text);
 

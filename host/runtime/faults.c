@@ -20,6 +20,19 @@ static bool faults_on(const struct devrt_server *server)
     return __atomic_load_n(&server->faults.on, __ATOMIC_RELAXED);
 }
 
+static uint32_t state_flags(const devrt_device *device, const struct devrt_fault_settings *s)
+{
+    return device->ops->read_serving && !s->stream_output ? DEVRT_STATE_OUTPUT_BY_ADDRESS : 0;
+}
+
+uint32_t devrt_faults_state_flags(devrt_device *device)
+{
+    pthread_mutex_lock(&device->server.lock);
+    uint32_t flags = state_flags(device, &device->server.faults.settings);
+    pthread_mutex_unlock(&device->server.lock);
+    return flags;
+}
+
 void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings)
 {
     struct devrt_server *server = &device->server;
@@ -39,11 +52,16 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
     server->buffered_peak = server->buffered;
     server->deferred_packets = 0;
+    server->packets_taken = 0;
     server->stale_favourites = 0;
     server->packets_after_end = server->stale_after_end = 0;
     server->drain_keeps_bound = s->drain_keeps_bound;
     __atomic_store_n(&faults->on, on, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&faults->changed);
+    /* The device reads the flags at every write: the next ones follow the setting. */
+    uint32_t flags = state_flags(device, s);
+    for (devrt_module *m = server->modules; m; m = m->next)
+        device->ops->write(device, &m->state->flags, &flags, sizeof flags);
     pthread_mutex_unlock(&server->lock);
 }
 
@@ -56,6 +74,7 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->buffered_peak = server->buffered_peak;
     stats->buffer_bound = server->buffer_budget;
     stats->deferred_packets = server->deferred_packets;
+    stats->packets_taken = server->packets_taken;
     stats->stale_favourites = server->stale_favourites;
     stats->packets_after_end = server->packets_after_end;
     stats->stale_after_end = server->stale_after_end;

@@ -48,6 +48,12 @@ struct devrt_fault_settings {
     bool keep_refused_message;
     /* A planted leak for the leak check to find: an unloaded module's struct is not freed. */
     bool leak_unloaded_modules;
+    /*
+     * Long raw writes stream their bytes packet by packet, in the modules loaded and to be
+     * loaded, as on a backend whose server cannot copy while it serves (HSA): the tests of
+     * the bound on unfinished messages need messages of many packets.
+     */
+    bool stream_output;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;
@@ -68,6 +74,7 @@ struct devrt_fault_stats {
     /* The server's buffers of unfinished messages (the bound's subject), now and at most. */
     size_t buffered_bytes, buffered_peak, buffer_bound;
     uint64_t deferred_packets; /* packets left for a later pass because of the bound */
+    uint64_t packets_taken;    /* packets the server took since the settings were set */
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;

@@ -135,6 +135,7 @@ static int attach_state(devrt_module *module, uint64_t since)
         .magic = DEVRT_STATE_MAGIC,
         .abi_version = DEVRT_ABI_VERSION,
         .size = sizeof state->state,
+        .flags = devrt_faults_state_flags(device),
         .exception = module->slot,
         .rpc = module->channel,
         .heap = &device_state->heap,

@@ -64,8 +64,12 @@ void devrt_output_flush(devrt_module *module)
     pthread_mutex_unlock(&module->output_lock);
 }
 
-/* The server's text buffer goes back after a request that made it larger than this. */
-#define KEPT_TEXT (64u * 1024)
+/*
+ * The server's text and copy buffers go back after a request that made them larger than
+ * this: a wave of long writes fills a few MiB, and growing the buffers anew for every one
+ * of them (fresh pages, faulted in) cost more than the copy.
+ */
+#define KEPT_TEXT (4u << 20)
 
 /* Units of one request, rendered one after another into one text. */
 struct units {
@@ -95,6 +99,87 @@ static void write_units(devrt_module *module, const struct devrt_text *text,
         fwrite(text->data + start, 1, units->end[units->count - 1] - start, module->output_file);
 }
 
+/*
+ * The bytes of raw writes left in device memory (DEVRT_OUTPUT_AT_ADDRESS), read with the
+ * backend's read_serving. A wave's lanes mostly write from neighbouring memory (a slice
+ * each of one array): when the first records of a request lie close together, one copy
+ * takes them all (the window), which costs one transfer's latency instead of one a lane.
+ */
+struct device_source {
+    struct devrt_output_source source;
+    devrt_device *device;
+    struct devrt_text *window, *scratch; /* the server's, kept between requests */
+    uint64_t window_start;               /* the window holds [start, start + window->length) */
+};
+
+/* A window reads at most this much, and at most twice what the writes hold, plus a page. */
+#define WINDOW_MAX (16u << 20)
+
+static bool fetch_into(struct device_source *s, struct devrt_text *buffer, uint64_t address,
+                       size_t length)
+{
+    buffer->length = 0;
+    buffer->failed = false;
+    if (!devrt_text_reserve(buffer, length + 1) ||
+        s->device->ops->read_serving(s->device, buffer->data, (const void *)(uintptr_t)address,
+                                     length) != 0)
+        return false;
+    buffer->length = length;
+    return true;
+}
+
+static const char *fetch(const struct devrt_output_source *source, uint64_t address,
+                         uint32_t length)
+{
+    struct device_source *s = (struct device_source *)source;
+    if (!s->device->ops->read_serving)
+        return NULL;
+    if (address >= s->window_start && length <= s->window->length &&
+        address - s->window_start <= s->window->length - length)
+        return s->window->data + (address - s->window_start);
+    return fetch_into(s, s->scratch, address, length) ? s->scratch->data : NULL;
+}
+
+/* The first record of a raw message, if it is a write left at an address: its range. */
+static bool left_at(const struct devrt_lane_message *m, uint64_t *address, uint32_t *length)
+{
+    uint64_t head;
+    if (!m->open || m->length < 16)
+        return false;
+    memcpy(&head, m->data, sizeof head);
+    if (DEVRT_OUTPUT_WORD_TAG(head) != DEVRT_OUTPUT_BYTES ||
+        DEVRT_OUTPUT_WORD_FLAGS(head) != DEVRT_OUTPUT_AT_ADDRESS)
+        return false;
+    memcpy(address, m->data + 8, sizeof *address);
+    *length = DEVRT_OUTPUT_WORD_LENGTH(head);
+    return *length <= DEVRT_RPC_MAX_MESSAGE && *address + *length >= *address;
+}
+
+/* Reads the request's writes into the window in one copy where they lie close together. */
+static void fill_window(struct device_source *s, const struct devrt_request *request)
+{
+    uint64_t low = UINT64_MAX, high = 0, total = 0;
+    unsigned count = 0;
+    s->window->length = 0;
+    s->window_start = 0;
+    for (uint64_t lanes = request->lane_mask; lanes; lanes &= lanes - 1) {
+        uint64_t address;
+        uint32_t length;
+        if (!left_at(&request->lane[__builtin_ctzll(lanes)], &address, &length))
+            continue;
+        low = address < low ? address : low;
+        high = address + length > high ? address + length : high;
+        total += length;
+        count++;
+    }
+    if (count < 2 || high - low >= WINDOW_MAX || high - low > 2 * total + 4096)
+        return;
+    if (fetch_into(s, s->window, low, high - low))
+        s->window_start = low;
+    else
+        s->window->length = 0; /* a gap the backend cannot read: one copy a write */
+}
+
 static int serve(struct devrt_request *request, const char *what)
 {
     devrt_module *module = request->module;
@@ -105,6 +190,14 @@ static int serve(struct devrt_request *request, const char *what)
     text->length = 0;
     text->failed = false;
     int status = 0;
+    struct device_source source = {
+        .source = {fetch},
+        .device = module->device,
+        .window = &module->device->server.window,
+        .scratch = &module->device->server.scratch,
+    };
+    if (request->opcode == DEVRT_RPC_OUTPUT && module->device->ops->read_serving)
+        fill_window(&source, request);
     pthread_mutex_lock(&module->output_lock);
     for (uint64_t lanes = request->lane_mask; lanes; lanes &= lanes - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
@@ -117,8 +210,8 @@ static int serve(struct devrt_request *request, const char *what)
         else if (m->arg != DEVRT_OUTPUT_CONTEXT_RAW && m->arg != DEVRT_OUTPUT_CONTEXT_PRINTF)
             snprintf(why, sizeof why, "unknown output context %u", m->arg);
         else
-            rendered =
-                devrt_output_render(request->opcode, m->data, m->length, text, why, sizeof why);
+            rendered = devrt_output_render(request->opcode, m->data, m->length, &source.source,
+                                           text, why, sizeof why);
         if (rendered != 0 && status == 0) {
             snprintf(request->error, sizeof request->error, "%s, lane %u: %s", what, lane, why);
             status = -1;
@@ -147,6 +240,10 @@ static int serve(struct devrt_request *request, const char *what)
     pthread_mutex_unlock(&module->output_lock);
     if (text->capacity > KEPT_TEXT)
         devrt_text_free(text);
+    if (source.window->capacity > WINDOW_MAX)
+        devrt_text_free(source.window);
+    if (source.scratch->capacity > KEPT_TEXT)
+        devrt_text_free(source.scratch);
     return status;
 }
 

@@ -42,6 +42,13 @@ struct devrt_backend_ops {
     /* Copies that fail, rather than fault, on an address the device made up. */
     int (*read)(devrt_device *device, void *dst, const void *src, size_t size);
     int (*write)(devrt_device *device, void *dst, const void *src, size_t size);
+    /*
+     * Optional: a read the server may make while it serves a request, because it needs no
+     * work of the GPU's that could wait behind the kernel (CUDA's copy engines, the
+     * emulation's own memory). Where there is one, long raw writes leave their bytes in
+     * device memory for the server (DEVRT_STATE_OUTPUT_BY_ADDRESS).
+     */
+    int (*read_serving)(devrt_device *device, void *dst, const void *src, size_t size);
     /* Load the image and return the address of its __devrt_state variable. */
     int (*load)(devrt_module *module, const char *path, struct devrt_state ***state_variable);
     void (*unload)(devrt_module *module);
@@ -102,12 +109,15 @@ struct devrt_server {
     size_t hostcall_count;
     /* The server thread's own, kept between requests: */
     struct devrt_text output;   /* output units (output.c) */
+    struct devrt_text window;   /* raw writes read from the device, one copy (output.c) */
+    struct devrt_text scratch;  /* one raw write read from the device (output.c) */
     struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
     uint32_t spare_count;
     /* The bound on the buffers of unfinished messages (backpressure.c), under lock. */
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
+    uint64_t packets_taken;     /* since the fault settings were last set (faults.h) */
     uint64_t packets_after_end; /* of an ended kernel, over the budget (faults.h) */
     uint64_t stale_after_end;   /* stale favourites replaced while draining an ended kernel */
     bool drain_keeps_bound;     /* the control of that (faults.h): the drain waits instead */
@@ -359,6 +369,8 @@ void devrt_faults_pass(struct devrt_server *server);
 void devrt_faults_seen(struct devrt_server *server);
 /* The planted bug: a refused message stays. */
 bool devrt_faults_keep_refused(const struct devrt_server *server);
+/* The state's flags for a module of DEVICE: what its backend and the fault settings allow. */
+uint32_t devrt_faults_state_flags(devrt_device *device);
 /* The planted leak is set: devrt_module_unload keeps the module's struct. */
 bool devrt_faults_leak_module(struct devrt_server *server);
 

@@ -300,6 +300,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
                      __ATOMIC_RELEASE);
     module->packets_taken++;
+    module->device->server.packets_taken++;
     return true;
 }
 
@@ -444,6 +445,8 @@ void devrt_server_stop(devrt_device *device)
     pthread_join(server->thread, NULL);
     free(server->hostcalls);
     devrt_text_free(&server->output);
+    devrt_text_free(&server->window);
+    devrt_text_free(&server->scratch);
     free_spares(server);
     pthread_cond_destroy(&server->faults.changed);
     pthread_cond_destroy(&server->pass_done);

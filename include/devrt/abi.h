@@ -89,13 +89,21 @@ struct devrt_heap;        /* heap.h */
 struct devrt_state {
     uint32_t magic;
     uint32_t abi_version;
-    uint32_t size; /* sizeof(struct devrt_state) as the host built it */
-    uint32_t flags;
+    uint32_t size;  /* sizeof(struct devrt_state) as the host built it */
+    uint32_t flags; /* DEVRT_STATE_*: what the host offers the device */
     uint64_t exception_claim;
     struct devrt_exception_record *exception;
     struct devrt_rpc_channel *rpc;
     struct devrt_heap *heap;
 };
+
+/*
+ * The host's server can copy device memory while it serves a request (its backend copies
+ * without the GPU's compute queues), so a long raw write may leave its bytes in place
+ * (DEVRT_OUTPUT_AT_ADDRESS, <devrt/output.h>). A library that does not know the flag
+ * ignores it; a host that does not set it gets every byte in the message.
+ */
+#define DEVRT_STATE_OUTPUT_BY_ADDRESS 1u
 
 DEVRT_LAYOUT(struct devrt_exception_record, word, 0);
 DEVRT_LAYOUT(struct devrt_exception_record, detail_ready, 8);

@@ -46,7 +46,14 @@ enum devrt_output_tag {
 
 enum devrt_output_flags {
     DEVRT_OUTPUT_TRUNCATED = 1u << 0, /* the string was cut at DEVRT_PRINTF_MAX_STRING */
-    DEVRT_OUTPUT_NULL = 1u << 1       /* a string argument that was a null pointer */
+    DEVRT_OUTPUT_NULL = 1u << 1,      /* a string argument that was a null pointer */
+    /*
+     * Raw bytes left where they are: a DEVRT_OUTPUT_BYTES record whose LENGTH bytes are not
+     * in the message but in device memory at VALUE, for the server to copy. Sent only where
+     * the host asked for it (DEVRT_STATE_OUTPUT_BY_ADDRESS); the message then wants a reply,
+     * and the bytes stay the caller's until it comes.
+     */
+    DEVRT_OUTPUT_AT_ADDRESS = 1u << 2
 };
 
 /*

@@ -37,6 +37,10 @@ struct cuda_driver {
     int (*stream_create)(void **stream, unsigned flags);
     int (*stream_synchronize)(void *stream);
     int (*stream_destroy)(void *stream);
+    int (*memcpy_dtoh)(void *dst, unsigned long long src, size_t size);
+    int (*memcpy_htod)(unsigned long long dst, const void *src, size_t size);
+    int (*mem_alloc)(unsigned long long *ptr, size_t size);
+    int (*mem_free)(unsigned long long ptr);
 };
 
 /* Fills DRIVER; false when the library or one of the functions is missing. */
@@ -63,6 +67,10 @@ static inline bool cuda_driver_open(struct cuda_driver *driver)
         {offsetof(struct cuda_driver, stream_create), "cuStreamCreate"},
         {offsetof(struct cuda_driver, stream_synchronize), "cuStreamSynchronize"},
         {offsetof(struct cuda_driver, stream_destroy), "cuStreamDestroy_v2"},
+        {offsetof(struct cuda_driver, memcpy_dtoh), "cuMemcpyDtoH_v2"},
+        {offsetof(struct cuda_driver, memcpy_htod), "cuMemcpyHtoD_v2"},
+        {offsetof(struct cuda_driver, mem_alloc), "cuMemAlloc_v2"},
+        {offsetof(struct cuda_driver, mem_free), "cuMemFree_v2"},
     };
     for (size_t i = 0; i < sizeof functions / sizeof functions[0]; ++i) {
         void *found = dlsym(library, functions[i].symbol);

@@ -34,8 +34,9 @@
 
 static devrt_device *device;
 static devrt_module *module;
-static bool on_emu; /* the backend stops a kernel at its timeout */
-static bool small;  /* lanes are host threads: run smaller */
+static bool on_emu;  /* the backend stops a kernel at its timeout */
+static bool small;   /* lanes are host threads: run smaller */
+static bool on_cuda; /* the server copies long raw writes there too */
 
 static void sleep_ms(uint32_t ms)
 {
@@ -328,7 +329,12 @@ static void test_flood(bool control)
                       .bytes = bytes,
                       .rounds = rounds,
                       .sleep_us = small ? 20 : 2,
-                      .settings = {.buffer_budget = budget, .unbounded_buffer = control}};
+                      /* The bound's subject is messages of many packets: long writes
+                         stream, except in a manual run of a volume (FLOOD_MIB), which
+                         measures the path users get. */
+                      .settings = {.buffer_budget = budget,
+                                   .unbounded_buffer = control,
+                                   .stream_output = !mib_env}};
     if (!run_flood(&f))
         return;
     CHECK(f.status == DEVRT_SUCCESS, "%s", devrt_last_error());
@@ -356,6 +362,68 @@ static void test_flood(bool control)
 }
 
 /*
+ * Long raw writes (4 KiB lines from device memory) where the backend's server can copy
+ * while it serves: the bytes stay where they are and the server copies them, one packet a
+ * request instead of one per 64 bytes. The control streams the same lines packet by packet
+ * (stream_output, as on HSA). Both deliver every line whole, once, in its lane's order.
+ * Elsewhere (HSA) both stream and the packet counts match: the test says so.
+ */
+static void test_long_writes(void)
+{
+    struct flood runs[2];
+    for (int stream = 0; stream < 2; ++stream) {
+        runs[stream] = (struct flood){
+            .lanes = 256, .bytes = 4096, .rounds = 2, .settings = {.stream_output = stream}};
+        if (!run_flood(&runs[stream]))
+            return;
+        struct flood *f = &runs[stream];
+        CHECK(f->status == DEVRT_SUCCESS && f->refused == 0, "%s: %u lines refused: %s",
+              stream ? "streamed" : "left in place", f->refused, devrt_last_error());
+        CHECK(f->sink.lines == 512 && f->sink.bad == 0 && f->sink.out_of_order == 0,
+              "%s: %llu of 512 lines, %llu malformed or cut, %llu out of order",
+              stream ? "streamed" : "left in place", (unsigned long long)f->sink.lines,
+              (unsigned long long)f->sink.bad, (unsigned long long)f->sink.out_of_order);
+    }
+    uint64_t in_place = runs[0].stats.packets_taken, streamed = runs[1].stats.packets_taken;
+    printf("512 lines of 4 KiB: %llu packets left in place, %llu streamed\n",
+           (unsigned long long)in_place, (unsigned long long)streamed);
+    if (!on_emu && !on_cuda) {
+        CHECK(in_place == streamed, "a backend that cannot copy while serving left bytes in place");
+        return;
+    }
+    CHECK(in_place * 16 < streamed, "the writes were not left in place: %llu packets against %llu",
+          (unsigned long long)in_place, (unsigned long long)streamed);
+}
+
+/*
+ * A write left in place at an address the server cannot read (a made-up one) is refused:
+ * the device's call returns -1 and the launch reports the address. Only where writes are
+ * left in place; elsewhere the device itself would read the address and fault.
+ */
+static void test_long_write_bad_address(void)
+{
+    if (!on_emu && !on_cuda) {
+        printf("skipped: only the emulation and CUDA leave long writes in place\n");
+        exit(77);
+    }
+    uint32_t *refused = devrt_mem_alloc(device, sizeof *refused);
+    CHECK(refused != NULL, "%s", devrt_last_error());
+    if (!refused)
+        return;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR((void *)(uintptr_t)0x1000), DEVRT_ARG_UINT(4096),
+                               DEVRT_ARG_PTR(refused)};
+    struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_launch_report report;
+    int status = devrt_launch(module, "write_at", &one, args, 3, &report);
+    CHECK(status == DEVRT_ERROR_DEVICE_REQUEST && *refused == 1, "status %s, %u refused: %s",
+          devrt_status_string(status), *refused, devrt_last_error());
+    CHECK(strstr(report.text, "cannot read the 4096 bytes at 0x1000"), "the report: %s",
+          report.text);
+    printf("%s\n", report.text);
+    devrt_mem_free(device, refused);
+}
+
+/*
  * A flood stopped by its timeout (the emulation stops lanes; elsewhere the test is skipped)
  * while most of its waves wait on the bound: the drain of the ended kernel takes their
  * packets at once instead of one favoured message a poll interval, so no favourite goes
@@ -378,7 +446,9 @@ static void test_flood_stopped(bool control)
                       .bytes = 2048,
                       .rounds = 64,
                       .sleep_us = 2000,
-                      .settings = {.buffer_budget = 16u << 10, .drain_keeps_bound = control}};
+                      .settings = {.buffer_budget = 16u << 10,
+                                   .drain_keeps_bound = control,
+                                   .stream_output = true}};
     /*
      * On a loaded machine (a sanitizer, other tests beside it) starting 256 lanes can take
      * longer than the first timeout, and a stop before any line ended, or before any wave
@@ -481,6 +551,7 @@ int main(int argc, char **argv)
     }
     enum devrt_backend backend = harness_backend(argc > 3 ? argv[3] : NULL);
     on_emu = backend == DEVRT_BACKEND_EMU;
+    on_cuda = backend == DEVRT_BACKEND_CUDA;
     small = harness_host_lanes(backend);
     const char *test = argv[2];
     /* The fuzzer shares few ports with the honest lanes, so that it reaches theirs. */
@@ -496,6 +567,10 @@ int main(int argc, char **argv)
         test_stall();
     else if (!strcmp(test, "flood"))
         test_flood(false);
+    else if (!strcmp(test, "long_writes"))
+        test_long_writes();
+    else if (!strcmp(test, "long_write_bad_address"))
+        test_long_write_bad_address();
     else if (!strcmp(test, "flood_control"))
         test_flood(true);
     else if (!strcmp(test, "flood_stopped"))

@@ -58,6 +58,13 @@ DEVRT_KERNEL4(flood, char *, slices, uint32_t, bytes, uint32_t, rounds, uint32_t
     }
 }
 
+/* One raw write of BYTES bytes at DATA, as it is: counted in *refused if the call fails. */
+DEVRT_KERNEL3(write_at, const char *, data, uint32_t, bytes, uint32_t *, refused)
+{
+    if (devrt_output_write(devrt_output_context(), data, bytes) != 0)
+        __atomic_fetch_add(refused, 1u, __ATOMIC_RELAXED);
+}
+
 /*
  * Random contents for a port's header and packets: a quarter entirely random, the rest
  * near a valid request (an opcode that exists or is one past, flags the protocol knows,

@@ -18,6 +18,18 @@
 /* The format, and room for the NUL the control build's scan ends at. */
 static char arena[(1 << 16) + 1];
 
+/* Device memory as the fuzzer's messages find it: zeros wherever they point. */
+static const char *read_zeros(const struct devrt_output_source *source, uint64_t address,
+                              uint32_t length)
+{
+    static char zeros[DEVRT_RPC_MAX_MESSAGE];
+    (void)source;
+    (void)address;
+    return length <= sizeof zeros ? zeros : NULL;
+}
+
+static const struct devrt_output_source zero_memory = {read_zeros};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -27,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mode = data[0];
     ++data, --size;
     if (mode < 2) {
-        devrt_output_render(mode == 0 ? DEVRT_RPC_PRINTF : DEVRT_RPC_OUTPUT, data, size, &text, why,
-                            sizeof why);
+        devrt_output_render(mode == 0 ? DEVRT_RPC_PRINTF : DEVRT_RPC_OUTPUT, data, size,
+                            &zero_memory, &text, why, sizeof why);
         devrt_text_free(&text);
         return 0;
     }

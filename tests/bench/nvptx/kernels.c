@@ -92,3 +92,23 @@ DEVRT_KERNEL1(printf_cuda, uint32_t, lines)
 {
     print_lines(lines, true);
 }
+
+/*
+ * Bulk output: each lane writes LINES lines of BYTES bytes from its own slice of SLICES
+ * (STRIDE bytes apart; the host filled them, a newline last and a NUL after it for
+ * printf's %s), devrt's raw output against CUDA's printf.
+ */
+DEVRT_KERNEL4(bulk_devrt, const char *, slices, uint32_t, bytes, uint32_t, stride, uint32_t, lines)
+{
+    const char *line = slices + devrt_global_id(DEVRT_X) * stride;
+    for (uint32_t i = 0; i < lines; ++i)
+        devrt_output_write(devrt_output_context(), line, bytes);
+}
+
+DEVRT_KERNEL4(bulk_cuda, const char *, slices, uint32_t, bytes, uint32_t, stride, uint32_t, lines)
+{
+    const char *line = slices + devrt_global_id(DEVRT_X) * stride;
+    (void)bytes;
+    for (uint32_t i = 0; i < lines; ++i)
+        vprintf("%s", &line);
+}

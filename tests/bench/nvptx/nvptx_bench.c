@@ -2,7 +2,7 @@
  * devrt's heap and printf against CUDA's on an NVIDIA GPU, side by side in one run,
  * through the CUDA backend:
  *
- *   nvptx_bench IMAGE [heap] [printf] [heap-mib=N] [verbose] > /dev/null
+ *   nvptx_bench IMAGE [heap] [printf] [bulk] [heap-mib=N] [bulk-mib=N] [verbose] > /dev/null
  *
  * runs the parts named (both by default, printf first); tables go to stderr as markdown, the
  * kernels' printed lines to stdout; verbose adds each launch's time as it ends (to see where a
@@ -217,10 +217,176 @@ static void print(size_t fifo)
     tell_failures();
 }
 
+/* Bulk output's sink: bytes and lines taken, and lines that did not end where they should. */
+struct bulk_sink {
+    uint64_t bytes, lines, bad;
+    uint32_t line_bytes;
+};
+
+static void take_bulk(void *context, uint32_t stream, const char *data, size_t size)
+{
+    struct bulk_sink *sink = context;
+    sink->bytes += size;
+    sink->lines++;
+    sink->bad += stream != DEVRT_OUTPUT_RAW || size != sink->line_bytes || data[size - 1] != '\n';
+}
+
+/* Seconds of one bulk launch (negative: it failed), its output into the module's sink. */
+static double bulk_launch(const char *kernel, uint32_t groups, const char *slices, uint32_t bytes,
+                          uint32_t stride, uint32_t lines, int cuda)
+{
+    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {256, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR((void *)slices), DEVRT_ARG_UINT(bytes),
+                               DEVRT_ARG_UINT(stride), DEVRT_ARG_UINT(lines)};
+    fflush(stdout);
+    double start = harness_seconds();
+    int status = devrt_launch(module, kernel, &config, args, 4, NULL);
+    fflush(stdout);
+    double elapsed = harness_seconds() - start;
+    if (status == DEVRT_SUCCESS)
+        return elapsed;
+    if (!failure[cuda][0])
+        snprintf(failure[cuda], sizeof failure[cuda], "%s, %u x 256 threads: %s", kernel, groups,
+                 devrt_last_error());
+    return -1;
+}
+
+/* The best of three after a warm-up. */
+static double bulk_best(const char *kernel, uint32_t groups, const char *slices, uint32_t bytes,
+                        uint32_t stride, uint32_t lines, int cuda)
+{
+    double best = -1;
+    for (int i = 0; i < 4; ++i) {
+        double seconds = bulk_launch(kernel, groups, slices, bytes, stride, lines, cuda);
+        if (seconds < 0)
+            return -1;
+        if (i > 0 && (best < 0 || seconds < best))
+            best = seconds;
+    }
+    return best;
+}
+
+/*
+ * Bulk output: lines of 4 KiB and 64 KiB from every thread of a full GPU (256 MiB a launch)
+ * into a callback and into a file, under the default output budget; beside them CUDA's
+ * printf of the same lines (as many as its FIFO holds) and cuMemcpyDtoH of the same bytes
+ * into pageable memory (the bus).
+ */
+static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
+{
+    if (!cu.mem_alloc) {
+        fprintf(stderr, "bulk: the CUDA driver's functions are missing\n");
+        return;
+    }
+    static const uint32_t sizes[] = {4096, 65536};
+    const uint64_t launch_bytes = (uint64_t)bulk_mib << 20;
+    fprintf(stderr, "\n| line | threads x lines | into | MiB/s | lines/s | ms | "
+                    "CUDA printf lines/s (threads x lines) | cuMemcpyDtoH MiB/s |\n"
+                    "|---:|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t row = 0; row < sizeof sizes / sizeof *sizes; ++row) {
+        uint32_t bytes = sizes[row], stride = bytes + 64;
+        uint32_t threads =
+            (uint32_t)(launch_bytes / bytes) < full ? (uint32_t)(launch_bytes / bytes) : full;
+        threads = threads / 256 * 256;
+        uint32_t lines = (uint32_t)(launch_bytes / ((uint64_t)threads * bytes));
+        size_t slice_bytes = (size_t)threads * stride;
+        /* The lines in the GPU's own memory, where a kernel's output is made. */
+        char *host = malloc(slice_bytes);
+        unsigned long long device_lines = 0;
+        if (!host || cu.mem_alloc(&device_lines, slice_bytes) != 0) {
+            fprintf(stderr, "no memory for %zu bytes of lines\n", slice_bytes);
+            free(host);
+            return;
+        }
+        const char *slices = (const char *)(uintptr_t)device_lines;
+        for (uint32_t t = 0; t < threads; ++t) {
+            char *line = host + (size_t)t * stride;
+            for (uint32_t i = 0; i + 1 < bytes; ++i)
+                line[i] = (char)('a' + (t + i) % 26);
+            line[bytes - 1] = '\n';
+            memset(line + bytes, 0, stride - bytes);
+        }
+        cu.memcpy_htod(device_lines, host, slice_bytes);
+        /* The bus: the same bytes a launch writes, copied by the driver. */
+        double copy = -1;
+        {
+            for (int i = 0; i < 4; ++i) {
+                double start = harness_seconds();
+                uint64_t done = 0;
+                while (done < launch_bytes) {
+                    size_t n =
+                        launch_bytes - done < slice_bytes ? launch_bytes - done : slice_bytes;
+                    if (cu.memcpy_dtoh(host, device_lines, n) != 0)
+                        break;
+                    done += n;
+                }
+                double seconds = harness_seconds() - start;
+                if (i > 0 && (copy < 0 || seconds < copy))
+                    copy = seconds;
+            }
+        }
+        /* CUDA's printf: as many lines as half its FIFO holds, one each from that many threads. */
+        uint32_t cuda_threads = fifo ? (uint32_t)(fifo / 2 / bytes) / 32 * 32 : 0;
+        double cuda = -1;
+        if (cuda_threads) {
+            devrt_module_set_output_file(module, NULL);
+            cuda = bulk_best("bulk_cuda", cuda_threads / 32, slices, bytes, stride, 1, 1);
+        }
+        for (int into_file = 0; into_file < 2; ++into_file) {
+            struct bulk_sink sink = {.line_bytes = bytes};
+            FILE *file = NULL;
+            if (into_file) {
+                file = tmpfile();
+                devrt_module_set_output_file(module, file);
+            } else {
+                devrt_module_set_output_callback(module, take_bulk, &sink);
+            }
+            double seconds =
+                bulk_best("bulk_devrt", threads / 256, slices, bytes, stride, lines, 0);
+            if (into_file) {
+                devrt_module_set_output_file(module, stdout);
+                if (file)
+                    fclose(file);
+            } else {
+                devrt_module_set_output_callback(module, NULL, NULL);
+            }
+            double mib = launch_bytes / 1048576.0;
+            fprintf(stderr, "| %u KiB | %u x %u | %s ", bytes / 1024, threads, lines,
+                    into_file ? "a file" : "a callback");
+            if (seconds < 0)
+                fprintf(stderr, "| failed | - | - ");
+            else
+                fprintf(stderr, "| %.0f | %.0f | %.1f ", mib / seconds,
+                        (double)threads * lines / seconds, seconds * 1000);
+            if (cuda < 0)
+                fprintf(stderr, "| - ");
+            else
+                fprintf(stderr, "| %.0f (%u x 32 x 1) ", cuda_threads / cuda, cuda_threads / 32);
+            if (copy < 0)
+                fprintf(stderr, "| - |\n");
+            else
+                fprintf(stderr, "| %.0f |\n", mib / copy);
+            if (!into_file && seconds >= 0 &&
+                (sink.bad || sink.bytes != 4ull * threads * lines * bytes))
+                fprintf(stderr,
+                        "(the callback took %llu lines, %llu bytes, %llu malformed, of "
+                        "%llu lines)\n",
+                        (unsigned long long)sink.lines, (unsigned long long)sink.bytes,
+                        (unsigned long long)sink.bad, (unsigned long long)(4ull * threads * lines));
+        }
+        free(host);
+        cu.mem_free(device_lines);
+    }
+    fprintf(stderr, "\nMiB/s: the launch's bytes / its wall time until the output is taken, best "
+                    "of 3 after a warm-up; the default output budget. CUDA's printf: \"%%s\" "
+                    "of the same line, one per thread, as many as half its FIFO holds.\n");
+    tell_failures();
+}
+
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: nvptx_bench IMAGE [heap] [printf] [heap-mib=N] [verbose] > /dev/null\n");
+    fprintf(stderr, "usage: nvptx_bench IMAGE [heap] [printf] [bulk] [heap-mib=N] [bulk-mib=N] "
+                    "[verbose] > /dev/null\n");
 }
 
 int main(int argc, char **argv)
@@ -229,25 +395,30 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    bool run_heap = false, run_print = false;
-    uint32_t heap_mib = 256;
+    bool run_heap = false, run_print = false, run_bulk = false;
+    uint32_t heap_mib = 256, bulk_mib = 256;
     for (int i = 2; i < argc; ++i) {
         char *end = argv[i];
         if (!strncmp(argv[i], "heap-mib=", 9))
             heap_mib = (uint32_t)strtoul(argv[i] + 9, &end, 10);
+        if (!strncmp(argv[i], "bulk-mib=", 9))
+            bulk_mib = (uint32_t)strtoul(argv[i] + 9, &end, 10);
         if (!strcmp(argv[i], "verbose")) {
             verbose = true;
         } else if (!strcmp(argv[i], "heap")) {
             run_heap = true;
         } else if (!strcmp(argv[i], "printf")) {
             run_print = true;
-        } else if (end == argv[i] || *end || heap_mib == 0 || heap_mib > 65536) {
+        } else if (!strcmp(argv[i], "bulk")) {
+            run_bulk = true;
+        } else if (end == argv[i] || *end || heap_mib == 0 || heap_mib > 65536 || bulk_mib == 0 ||
+                   bulk_mib > 4096) {
             usage();
             return 2;
         }
     }
-    if (!run_heap && !run_print)
-        run_heap = run_print = true;
+    if (!run_heap && !run_print && !run_bulk)
+        run_heap = run_print = run_bulk = true;
 
     struct devrt_device_options options = {.heap_max_bytes = (size_t)heap_mib << 20};
     int exit_code = harness_open(DEVRT_BACKEND_CUDA, &options, argv[1], &device, &module);
@@ -284,6 +455,8 @@ int main(int argc, char **argv)
         print(fifo);
     if (run_heap)
         heap(full, heap_mib, cuda_heap);
+    if (run_bulk)
+        bulk(full, fifo, bulk_mib);
 
     devrt_mem_free(device, nulls);
     devrt_module_unload(module);
