@@ -11,7 +11,7 @@
 #
 # With PTX_DIR the build here is host-only (DEVRT_DEVICE_CODE=OFF); without it, LLVM 19
 # must be here too and the PTX is built. LOG_DIR (default: the build directory) receives
-# gpu.txt, nvptx-tests.log, bench-rpc.log, bench-heap-printf.log and results.md, the one file
+# gpu.txt, nvptx-tests.log, bench-rpc.log, bench-heap-printf.log, flood.log and results.md, the one file
 # of the run for docs/results (the GPU, the commit, every test's result, the benchmarks' tables).
 # The build directory
 # is $DEVRT_GPU_BUILD, default build/nvptx-gpu; $DEVRT_GPU_JOBS parallel jobs (default: all
@@ -56,6 +56,14 @@ for bench in bench-rpc-nvptx:bench-rpc bench-nvptx:bench-heap-printf; do
         tee "$logs/$log.log"
 done
 
+# The flood figure: 2 GiB of 16 KiB lines from every thread into a callback (docs/output.md).
+flood_ptx=${ptx:-$build/ptx}
+if [[ -f $flood_ptx/faults_kernels_nvptx.ptx ]]; then
+    (cd "$build/tests/emu" && FLOOD_MIB=2048 timeout "${DEVRT_GPU_BENCH_TIMEOUT:-300}" \
+        ./faults_test "$(cd "$flood_ptx" && pwd)/faults_kernels_nvptx.ptx" flood cuda) 2>&1 |
+        tee "$logs/flood.log"
+fi
+
 # One file for docs/results: what ran where, each test's line, and the benchmarks' tables.
 {
     echo "# $(head -1 "$logs/gpu.txt"): tests/nvptx/run-on-gpu.sh"
@@ -78,5 +86,10 @@ done
         echo
         grep -E '^\|' "$logs/$log.log" || echo "(no table: see $log.log)"
     done
+    echo
+    echo "## flood (FLOOD_MIB=2048 faults_test flood cuda)"
+    echo
+    grep -E 'lines, .* MiB in|FAIL' "$logs/flood.log" 2>/dev/null || echo "(no figure: see flood.log)"
+
 } >"$logs/results.md"
 exit "$tests"

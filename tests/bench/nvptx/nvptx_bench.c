@@ -232,10 +232,10 @@ static void take_bulk(void *context, uint32_t stream, const char *data, size_t s
 }
 
 /* Seconds of one bulk launch (negative: it failed), its output into the module's sink. */
-static double bulk_launch(const char *kernel, uint32_t groups, const char *slices, uint32_t bytes,
-                          uint32_t stride, uint32_t lines, int cuda)
+static double bulk_launch(const char *kernel, uint32_t groups, uint32_t block, const char *slices,
+                          uint32_t bytes, uint32_t stride, uint32_t lines, int cuda)
 {
-    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {256, 1, 1}};
+    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {block, 1, 1}};
     struct devrt_arg args[] = {DEVRT_ARG_PTR((void *)slices), DEVRT_ARG_UINT(bytes),
                                DEVRT_ARG_UINT(stride), DEVRT_ARG_UINT(lines)};
     fflush(stdout);
@@ -246,18 +246,18 @@ static double bulk_launch(const char *kernel, uint32_t groups, const char *slice
     if (status == DEVRT_SUCCESS)
         return elapsed;
     if (!failure[cuda][0])
-        snprintf(failure[cuda], sizeof failure[cuda], "%s, %u x 256 threads: %s", kernel, groups,
-                 devrt_last_error());
+        snprintf(failure[cuda], sizeof failure[cuda], "%s, %u x %u threads: %s", kernel, groups,
+                 block, devrt_last_error());
     return -1;
 }
 
 /* The best of three after a warm-up. */
-static double bulk_best(const char *kernel, uint32_t groups, const char *slices, uint32_t bytes,
-                        uint32_t stride, uint32_t lines, int cuda)
+static double bulk_best(const char *kernel, uint32_t groups, uint32_t block, const char *slices,
+                        uint32_t bytes, uint32_t stride, uint32_t lines, int cuda)
 {
     double best = -1;
     for (int i = 0; i < 4; ++i) {
-        double seconds = bulk_launch(kernel, groups, slices, bytes, stride, lines, cuda);
+        double seconds = bulk_launch(kernel, groups, block, slices, bytes, stride, lines, cuda);
         if (seconds < 0)
             return -1;
         if (i > 0 && (best < 0 || seconds < best))
@@ -278,7 +278,8 @@ static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
         fprintf(stderr, "bulk: the CUDA driver's functions are missing\n");
         return;
     }
-    static const uint32_t sizes[] = {4096, 65536};
+    /* Each line length twice: one line a thread, and 16 a thread from a sixteenth of them. */
+    static const uint32_t sizes[] = {4096, 4096, 65536, 65536};
     const uint64_t launch_bytes = (uint64_t)bulk_mib << 20;
     fprintf(stderr, "\n| line | threads x lines | into | MiB/s | lines/s | ms | "
                     "CUDA printf lines/s (threads x lines) | cuMemcpyDtoH MiB/s |\n"
@@ -287,7 +288,7 @@ static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
         uint32_t bytes = sizes[row], stride = bytes + 64;
         uint32_t threads =
             (uint32_t)(launch_bytes / bytes) < full ? (uint32_t)(launch_bytes / bytes) : full;
-        threads = threads / 256 * 256;
+        threads = row % 2 ? threads / 16 / 256 * 256 : threads / 256 * 256;
         uint32_t lines = (uint32_t)(launch_bytes / ((uint64_t)threads * bytes));
         size_t slice_bytes = (size_t)threads * stride;
         /* The lines in the GPU's own memory, where a kernel's output is made. */
@@ -327,10 +328,11 @@ static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
         }
         /* CUDA's printf: as many lines as half its FIFO holds, one each from that many threads. */
         uint32_t cuda_threads = fifo ? (uint32_t)(fifo / 2 / bytes) / 32 * 32 : 0;
+        cuda_threads = cuda_threads < threads ? cuda_threads : threads;
         double cuda = -1;
         if (cuda_threads) {
             devrt_module_set_output_file(module, NULL);
-            cuda = bulk_best("bulk_cuda", cuda_threads / 32, slices, bytes, stride, 1, 1);
+            cuda = bulk_best("bulk_cuda", cuda_threads / 32, 32, slices, bytes, stride, 1, 1);
         }
         for (int into_file = 0; into_file < 2; ++into_file) {
             struct bulk_sink sink = {.line_bytes = bytes};
@@ -342,7 +344,7 @@ static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
                 devrt_module_set_output_callback(module, take_bulk, &sink);
             }
             double seconds =
-                bulk_best("bulk_devrt", threads / 256, slices, bytes, stride, lines, 0);
+                bulk_best("bulk_devrt", threads / 256, 256, slices, bytes, stride, lines, 0);
             if (into_file) {
                 devrt_module_set_output_file(module, stdout);
                 if (file)
