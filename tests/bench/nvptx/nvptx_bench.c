@@ -289,7 +289,10 @@ static void bulk(uint32_t full, size_t fifo, uint32_t bulk_mib)
         uint32_t threads =
             (uint32_t)(launch_bytes / bytes) < full ? (uint32_t)(launch_bytes / bytes) : full;
         threads = row % 2 ? threads / 16 / 256 * 256 : threads / 256 * 256;
+        if (threads < 256) /* a small launch_bytes: one block, and fewer lines */
+            threads = 256;
         uint32_t lines = (uint32_t)(launch_bytes / ((uint64_t)threads * bytes));
+        lines = lines ? lines : 1;
         size_t slice_bytes = (size_t)threads * stride;
         /* The lines in the GPU's own memory, where a kernel's output is made. */
         char *host = malloc(slice_bytes);
