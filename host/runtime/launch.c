@@ -539,7 +539,7 @@ static int take(struct devrt_launch_entry *e, struct devrt_launch_report *report
     return status;
 }
 
-void devrt_launches_detach(devrt_module *module)
+bool devrt_launches_detach(devrt_module *module)
 {
     devrt_device *device = module->device;
     struct devrt_launches *l = &device->launches;
@@ -562,29 +562,45 @@ void devrt_launches_detach(devrt_module *module)
         e->result = result;
         e->module = NULL;
     }
-    for (size_t i = 0; i < module->slot_chunk_count; ++i)
-        device->ops->free(device, module->slot_chunks[i], DEVRT_MEMORY_HOST);
-    free(module->slot_chunks);
-    free(module->free_slots);
-    module->slot_chunks = NULL;
-    module->free_slots = NULL;
-    module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
-    module->slot = module->raised_slot = NULL;
     /*
      * The module's code and memory go next: a kernel that runs on past its timeout must end
-     * first, where the backend can end it. Where it cannot, its handles are left to it.
+     * first, where the backend can end it (HSA ends its queue). Where it cannot (CUDA), the
+     * kernel gets one more timeout to end; if it still runs, the module's code, memory and
+     * records are left to it, and the caller is told (module.c).
      */
     bool stopped = module->runaways && device->ops->stop_runaways;
-    if (stopped)
+    bool left = false;
+    if (stopped) {
         device->ops->stop_runaways(module, module->runaways);
+    } else if (module->runaways && !device->ops->complete) {
+        left = true;
+    } else if (module->runaways) {
+        pthread_mutex_unlock(&l->lock);
+        for (struct devrt_launch_entry *r = module->runaways; r; r = r->next_runaway)
+            left |= device->ops->complete(r, devrt_deadline(r->config.timeout_ns)) ==
+                    DEVRT_ERROR_TIMEOUT;
+        pthread_mutex_lock(&l->lock);
+    }
     while (module->runaways) {
         struct devrt_launch_entry *r = module->runaways;
         module->runaways = r->next_runaway;
-        if (stopped && device->ops->release)
+        /* A kernel left running keeps its handles, which its end would signal. */
+        if (!left && device->ops->release)
             device->ops->release(r);
         free(r);
     }
+    if (!left) { /* else a kernel left running may still raise into its record */
+        for (size_t i = 0; i < module->slot_chunk_count; ++i)
+            device->ops->free(device, module->slot_chunks[i], DEVRT_MEMORY_HOST);
+        free(module->slot_chunks);
+        free(module->free_slots);
+        module->slot_chunks = NULL;
+        module->free_slots = NULL;
+        module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
+        module->slot = module->raised_slot = NULL;
+    }
     pthread_mutex_unlock(&l->lock);
+    return left;
 }
 
 int devrt_launches_check(devrt_module *module, const char *kernel,

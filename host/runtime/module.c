@@ -248,10 +248,21 @@ void devrt_module_unload(devrt_module *module)
         return;
     }
     devrt_device *device = module->device;
-    devrt_launches_detach(module);
+    bool left = devrt_launches_detach(module);
     devrt_server_detach(device, module);
-    device->ops->unload(module);
-    free_channel(module);
+    if (left) {
+        /* Freed under a running kernel, its code and memory would fault the GPU. */
+        if (module->report_file) {
+            fprintf(module->report_file,
+                    "devrt: %s unloaded while a kernel of it runs on past its timeout: its "
+                    "code and device memory are left to it\n",
+                    module->path);
+            fflush(module->report_file);
+        }
+    } else {
+        device->ops->unload(module);
+        free_channel(module);
+    }
     free_metadata(module);
     pthread_mutex_destroy(&module->error_lock);
     pthread_mutex_destroy(&module->output_lock);

@@ -390,7 +390,9 @@ void devrt_launches_fini(devrt_device *device);
 /* The module's first record; the state points at it at load. NULL with the error set. */
 struct devrt_exception_record *devrt_launches_attach(devrt_module *module);
 /* Waits for the module's launches and keeps their reports; frees its records. */
-void devrt_launches_detach(devrt_module *module);
+/* Returns whether a kernel of MODULE still runs, past its timeout, which the backend cannot
+   end: its code and memory must then be left to it. */
+bool devrt_launches_detach(devrt_module *module);
 /*
  * The report of what the module's kernels raised since the last check, once they have
  * ended (launched by someone else: attach.c); the next check starts with a clean record.

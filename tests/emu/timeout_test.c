@@ -20,8 +20,9 @@
  * program_signal: a handler the program installed for the signal the emulation stops lanes
  * with (SIGRTMIN + 4) still gets the signals sent to the program's own threads after a
  * launch with a timeout has installed the emulation's.
+ * unload_runaway: the module unloaded under its runaway spin (test_unload_runaway).
  * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|other_stream|
- * other_stream_control|program_signal
+ * other_stream_control|program_signal|unload_runaway
  * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
  * came, for docs/reliability.md.
  */
@@ -197,6 +198,49 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     check_usable(stops ? 0 : LANES);
 }
 
+/*
+ * The module is unloaded while its spin runs on past its timeout. The emulation stopped the
+ * spin, HSA ends it with its queue; CUDA cannot: the unload gives it one more timeout, then
+ * leaves the module's code and memory to it and says so on the report file, instead of
+ * freeing them under it. Either way the unload returns, and a module loaded after it runs
+ * (on CUDA behind the spin, which the release ends).
+ */
+static void test_unload_runaway(const char *image)
+{
+    const uint64_t timeout_ns = TIMEOUT_NS / 4;
+    int status = launch_spin(timeout_ns);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    check_output();
+    FILE *report = tmpfile();
+    devrt_module_set_report_file(module, report);
+    double start = harness_seconds();
+    devrt_module_unload(module);
+    module = NULL;
+    double seconds = harness_seconds() - start;
+    char said[512] = "";
+    if (report) {
+        rewind(report);
+        size_t n = fread(said, 1, sizeof said - 1, report);
+        said[n] = '\0';
+        fclose(report);
+    }
+    enum devrt_backend backend = devrt_device_backend(device);
+    bool left = backend == DEVRT_BACKEND_CUDA;
+    printf("the unload returned after %.3f s%s%s", seconds, said[0] ? "; it said: " : "\n", said);
+    CHECK(left == (strstr(said, "its code and device memory are left to it") != NULL),
+          "the unload %s the kernel: %s",
+          left ? "did not leave the module to" : "left the module to",
+          said[0] ? said : "(nothing said)");
+    CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load after the unload: %s",
+          devrt_last_error());
+    if (!module)
+        return;
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    /* CUDA: the spin ends with the release, before the next launch; elsewhere it was ended. */
+    check_usable(left ? LANES : 0);
+}
+
 static volatile sig_atomic_t program_signals;
 
 static void count_signal(int signal)
@@ -236,16 +280,16 @@ static void test_in_time(void)
 int main(int argc, char **argv)
 {
     static const char *const tests[] = {
-        "fires",        "fires_in_wave",        "in_time",       "after", "after_control",
-        "other_stream", "other_stream_control", "program_signal"};
+        "fires",        "fires_in_wave",        "in_time",        "after",         "after_control",
+        "other_stream", "other_stream_control", "program_signal", "unload_runaway"};
     const char *test = argc > 2 ? argv[2] : "";
     size_t known = 0;
     while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
         ++known;
     if (argc < 3 || known == sizeof tests / sizeof *tests) {
         fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
-                        "after_control|other_stream|other_stream_control|program_signal "
-                        "[emu|hsa|cuda]\n");
+                        "after_control|other_stream|other_stream_control|program_signal|"
+                        "unload_runaway [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -265,6 +309,8 @@ int main(int argc, char **argv)
         test_in_time();
     else if (!strcmp(test, "program_signal"))
         test_program_signal();
+    else if (!strcmp(test, "unload_runaway"))
+        test_unload_runaway(argv[1]);
     else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
         test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else
