@@ -376,6 +376,9 @@ static void keep_runaway(struct devrt_launch_entry *e)
     kept->module = module;
     kept->stream = stream;
     kept->module_order = e->module_order;
+    /* Its timeout for the unload's last wait; its name may go with E. */
+    kept->config = e->config;
+    kept->kernel = "(run past its timeout)";
     memcpy(kept->backend, e->backend, sizeof kept->backend);
     memset(e->backend, 0, sizeof e->backend);
     /* Reports are taken in any order: the list is kept in the launches' order. */
@@ -576,8 +579,9 @@ bool devrt_launches_detach(devrt_module *module)
         left = true;
     } else if (module->runaways) {
         pthread_mutex_unlock(&l->lock);
+        /* Never without a bound: a deadline of 0 is none. */
         for (struct devrt_launch_entry *r = module->runaways; r; r = r->next_runaway)
-            left |= device->ops->complete(r, devrt_deadline(r->config.timeout_ns)) ==
+            left |= device->ops->complete(r, devrt_deadline(r->config.timeout_ns) | 1) ==
                     DEVRT_ERROR_TIMEOUT;
         pthread_mutex_lock(&l->lock);
     }
