@@ -40,6 +40,13 @@ function(devrt_add_bitcode_library name)
   file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${name}")
   get_filename_component(out_dir "${arg_OUTPUT}" DIRECTORY)
   file(MAKE_DIRECTORY "${out_dir}")
+  # Every function may hold a convergent operation (a ballot, a barrier), so none may be
+  # moved across control flow. clang 16's driver takes the flag for OpenCL and CUDA only
+  # (and warns of it as unused for C), so it goes to the compiler itself there.
+  set(convergent -fconvergent-functions)
+  if(DEVRT_LLVM_VERSION LESS 19)
+    set(convergent -Xclang -fconvergent-functions)
+  endif()
   set(objects)
   foreach(src ${arg_SOURCES})
     get_filename_component(src "${src}" ABSOLUTE)
@@ -49,7 +56,7 @@ function(devrt_add_bitcode_library name)
     add_custom_command(
       OUTPUT "${obj}"
       COMMAND "${DEVRT_CLANG}" -target ${arg_TRIPLE} -nogpulib -ffreestanding
-              -fvisibility=hidden -fconvergent-functions -std=c17 -O2
+              -fvisibility=hidden ${convergent} -std=c17 -O2
               -Wall -Wextra -Werror ${arg_FLAGS}
               -I "${PROJECT_SOURCE_DIR}/include" -I "${PROJECT_SOURCE_DIR}/device"
               -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"

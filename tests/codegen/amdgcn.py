@@ -11,12 +11,20 @@ import time
 
 # Supported targets and their default wavefront size.
 TARGETS = {
-    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64,
+    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64, "gfx950": 64,
     "gfx1030": 32, "gfx1036": 32, "gfx1100": 32, "gfx1101": 32, "gfx1151": 32,
     "gfx1200": 32, "gfx1201": 32,
+    "gfx9-generic": 64, "gfx9-4-generic": 64, "gfx10-1-generic": 32, "gfx10-3-generic": 32,
+    "gfx11-generic": 32, "gfx12-generic": 32,
 }
 
 LINK_PATHS = ("only-needed", "builtin-bitcode", "lto")
+
+
+def generic_flags(cpu):
+    """Generic targets exist from code object version 6 on, which LLVM 19 and 20 do not
+    make by default; to the compiler itself, as LLVM 19's driver warns of version 6."""
+    return ["-Xclang", "-mcode-object-version=6"] if cpu.endswith("-generic") else []
 
 
 class BuildError(Exception):
@@ -40,7 +48,7 @@ class Toolchain:
 
     def cflags(self, cpu, flags):
         return ["-target", "amdgcn-amd-amdhsa", "-nogpulib", "-ffreestanding", "-std=c17",
-                f"-mcpu={cpu}", "-O2", "-I", self.include, *flags]
+                f"-mcpu={cpu}", "-O2", "-I", self.include, *generic_flags(cpu), *flags]
 
     def build(self, source, cpu, workdir, path="only-needed", flags=(), library=True,
               keep=()):
