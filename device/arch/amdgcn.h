@@ -77,14 +77,18 @@ static inline uint64_t devrt_arch_ballot(bool predicate)
 }
 #else
 /*
- * clang 16 and 17 accept the 64-lane ballot only when compiling for a wave64 target, which
- * target-free bitcode is not; the intrinsic behind it, declared under its name, is the same
- * IR and LLVM lowers it for both widths.
+ * clang 16 and 17 accept a ballot only of the width of the target's waves, which
+ * target-free bitcode has none of, and LLVM 16 cannot select the 64-lane ballot on wave32.
+ * So each width calls its own intrinsic, declared under its name; the wave size folds once
+ * the kernel's target is known and only the right one is left.
  */
 extern uint64_t devrt_amdgcn_ballot_w64(bool predicate) __asm__("llvm.amdgcn.ballot.i64");
+extern uint32_t devrt_amdgcn_ballot_w32(bool predicate) __asm__("llvm.amdgcn.ballot.i32");
 
 static inline uint64_t devrt_arch_ballot(bool predicate)
 {
+    if (devrt_arch_wavefront_size() == 32)
+        return devrt_amdgcn_ballot_w32(predicate);
     return devrt_amdgcn_ballot_w64(predicate);
 }
 #endif
@@ -224,13 +228,24 @@ static inline uint32_t devrt_arch_grid_size(uint32_t dim)
     return dim < 3 ? devrt_amdgcn_dispatch()->grid_size[dim] : 1;
 }
 
+#if __clang_major__ >= 17 && __clang_major__ <= 19
 /*
  * The code object version the kernel is built for, learnt as clang's own version-dependent
- * builtins learn it: clang defines __oclc_ABI_version (400, 500, 600) in every amdgcn
- * translation unit built for a version, while devrt's bitcode, built for none, only refers
- * to it. Once a kernel links the bitcode, the test on it folds to one branch.
+ * builtins learn it: clang 17 to 19 define __oclc_ABI_version (400, 500, 600) in every
+ * amdgcn translation unit built for a version, while devrt's bitcode, built for none, only
+ * refers to it. Once a kernel links the bitcode, the test on it folds to one branch.
  */
 extern const __attribute__((address_space(4))) int __oclc_ABI_version;
+#define DEVRT_AMDGCN_BLOCK_COUNTS (__oclc_ABI_version >= 500)
+#else
+/*
+ * clang 16 does not define __oclc_ABI_version yet, and clang 22 no longer does (it folds its
+ * builtins with the version itself), so a kernel that links this bitcode would have nothing
+ * to resolve it with. The packet's grid, divided, is right on every version: these builds
+ * divide (docs/llvm-versions.md, "Costs that differ").
+ */
+#define DEVRT_AMDGCN_BLOCK_COUNTS 0
+#endif
 
 static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
 {
@@ -238,7 +253,7 @@ static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
         return 1;
     /* Version 5 and later: the runtime puts the block counts in the implicit arguments
        (hidden_block_count_x/y/z at offsets 0, 4 and 8), no division needed. */
-    if (__oclc_ABI_version >= 500)
+    if (DEVRT_AMDGCN_BLOCK_COUNTS)
         return ((const __attribute__((address_space(4)))
                  uint32_t *)__builtin_amdgcn_implicitarg_ptr())[dim];
     /* Version 4 has only the packet's grid, in workitems. */

@@ -40,6 +40,11 @@ class Toolchain:
     def tool(self, name):
         return os.path.join(self.bin, name)
 
+    def llvm_major(self):
+        """The major version of the LLVM in self.bin, from clang --version."""
+        out = self.run(self.tool("clang"), "--version")
+        return int(re.search(r"version (\d+)\.", out).group(1))
+
     def run(self, *args):
         proc = subprocess.run([str(a) for a in args], capture_output=True, text=True)
         if proc.returncode != 0:
@@ -75,9 +80,11 @@ class Toolchain:
             self.run(self.tool("clang"), *cflags, "-flto", "-c", source, "-o", bc)
             # LLVM 19's LTO pipeline leaves out the AMDGPU attributor, without which every
             # kernel asks for all of ROCm's hidden arguments (README, the LTO command).
+            # LLVM 16 has it as no pass of its own to name.
+            passes = "lto<O2>" if self.llvm_major() < 17 else "lto<O2>,amdgpu-attributor"
             self.run(self.tool("clang"), "-target", "amdgcn-amd-amdhsa", "-nogpulib",
                      f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode,
-                     "-Xlinker", "--lto-newpm-passes=lto<O2>,amdgpu-attributor",
+                     "-Xlinker", f"--lto-newpm-passes={passes}",
                      "-Wl,--no-undefined", "-o", code_object)
             return code_object
         else:
