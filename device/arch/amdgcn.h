@@ -279,6 +279,24 @@ static inline void devrt_arch_fence(int order, int scope)
     case DEVRT_GPU_SCOPE_DEVICE: DEVRT_AMDGCN_FENCE("agent"); break;
     default: DEVRT_AMDGCN_FENCE(""); break;
     }
+#if __clang_major__ < 17
+    /*
+     * LLVM 16's acquire on GFX10 and GFX11 invalidates GL0 before GL1, so another wave of
+     * the same CU may refill GL0 from the stale GL1 between the two; AMDGPUUsage's sequence,
+     * which LLVM 19 emits, invalidates GL1 first. A second acquire puts its GL0
+     * invalidation after the first one's GL1 invalidation, the order that is needed
+     * (tests/codegen/memory_model.py checks it); elsewhere it repeats the invalidation.
+     * The empty asm keeps LLVM from merging the two fences into one.
+     */
+    if (order == __ATOMIC_ACQUIRE && scope != DEVRT_GPU_SCOPE_WAVE &&
+        scope != DEVRT_GPU_SCOPE_WORKGROUP) {
+        __asm__ volatile("" ::: "memory");
+        if (scope == DEVRT_GPU_SCOPE_DEVICE)
+            DEVRT_AMDGCN_FENCE("agent");
+        else
+            DEVRT_AMDGCN_FENCE("");
+    }
+#endif
 #undef DEVRT_AMDGCN_FENCE
 }
 

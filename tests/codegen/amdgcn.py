@@ -80,11 +80,15 @@ class Toolchain:
             self.run(self.tool("clang"), *cflags, "-flto", "-c", source, "-o", bc)
             # LLVM 19's LTO pipeline leaves out the AMDGPU attributor, without which every
             # kernel asks for all of ROCm's hidden arguments (README, the LTO command).
-            # LLVM 16 has it as no pass of its own to name.
-            passes = "lto<O2>" if self.llvm_major() < 17 else "lto<O2>,amdgpu-attributor"
+            # LLVM 16 has it as no pass of its own to name, and its driver does not tell the
+            # linker the processor, without which the library's functions are compiled for
+            # none (no clock instruction, waves of 64).
+            if self.llvm_major() < 17:
+                lto = ["-Xlinker", "--lto-newpm-passes=lto<O2>", f"-Wl,-plugin-opt=mcpu={cpu}"]
+            else:
+                lto = ["-Xlinker", "--lto-newpm-passes=lto<O2>,amdgpu-attributor"]
             self.run(self.tool("clang"), "-target", "amdgcn-amd-amdhsa", "-nogpulib",
-                     f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode,
-                     "-Xlinker", f"--lto-newpm-passes={passes}",
+                     f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode, *lto,
                      "-Wl,--no-undefined", "-o", code_object)
             return code_object
         else:
