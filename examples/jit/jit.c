@@ -39,6 +39,15 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+/* LLVM 16 has the 32-bit forms only: its strings and arrays here are short. */
+#if JIT_LLVM_MAJOR < 19
+#define LLVMConstStringInContext2(ctx, text, length, dont_null_terminate)                          \
+    LLVMConstStringInContext((ctx), (text), (unsigned)(length), (dont_null_terminate))
+#endif
+#if JIT_LLVM_MAJOR < 17
+#define LLVMArrayType2(type, count) LLVMArrayType((type), (unsigned)(count))
+#endif
+
 #ifndef JIT_LD_LLD
 #define JIT_LD_LLD "ld.lld"
 #endif

@@ -20,6 +20,15 @@ TARGETS = {
 
 LINK_PATHS = ("only-needed", "builtin-bitcode", "lto")
 
+# EF_AMDGPU_MACH of each supported target (LLVM's ELF.h; host/backends/amdgpu_metadata.c).
+ELF_MACHINES = {
+    0x2c: "gfx900", 0x2f: "gfx906", 0x30: "gfx908", 0x3f: "gfx90a", 0x4c: "gfx942",
+    0x4f: "gfx950", 0x36: "gfx1030", 0x45: "gfx1036", 0x41: "gfx1100", 0x46: "gfx1101",
+    0x4a: "gfx1151", 0x48: "gfx1200", 0x4e: "gfx1201", 0x51: "gfx9-generic",
+    0x5f: "gfx9-4-generic", 0x52: "gfx10-1-generic", 0x53: "gfx10-3-generic",
+    0x54: "gfx11-generic", 0x59: "gfx12-generic",
+}
+
 
 def generic_flags(cpu):
     """Generic targets exist from code object version 6 on, which LLVM 19 and 20 do not
@@ -197,10 +206,15 @@ class Toolchain:
         return None
 
     def elf_target(self, code_object):
-        """The gfx target the ELF header's flags name."""
+        """The gfx target the ELF header's flags name: as llvm-readelf names it, or, where
+        it does not (LLVM 16's, for code objects of version 4 and later), by the machine
+        number in the flags' low byte (EF_AMDGPU_MACH)."""
         out = self.run(self.tool("llvm-readelf"), "--file-headers", code_object)
-        m = re.search(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx\w+)", out)
-        return m.group(1) if m else None
+        m = re.search(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx[\w-]+)", out)
+        if m:
+            return m.group(1)
+        m = re.search(r"Flags:\s+0x([0-9A-Fa-f]+)", out)
+        return ELF_MACHINES.get(int(m.group(1), 16) & 0xff) if m else None
 
     def undefined_symbols(self, code_object):
         out = self.run(self.tool("llvm-nm"), "-u", code_object)
