@@ -70,6 +70,12 @@ DEVRT_ARCH_INLINE int devrt_printf_end(struct devrt_printf_state *state)
  */
 int devrt_vprintf(const char *format, va_list args)
 {
+#if !DEVRT_ARCH_VA_ARG
+    /* The arguments cannot be read (arch.h): nothing is printed, and the caller learns it. */
+    (void)format;
+    (void)args;
+    return -1;
+#else
     uint8_t tags[DEVRT_PRINTF_MAX_ARGS];
     uint64_t values[DEVRT_PRINTF_MAX_ARGS];
     uint32_t count = devrt_printf_type_arguments(format, DEVRT_PRINTF_MAX_STRING, tags);
@@ -119,6 +125,7 @@ int devrt_vprintf(const char *format, va_list args)
         devrt_output_put_record(&state, tag, flags, value, string, length);
     }
     return devrt_printf_end(&state);
+#endif
 }
 
 /* The variadic form, for callers that cannot use the macro (such as other languages). */

@@ -40,6 +40,21 @@ function(devrt_add_bitcode_library name)
   file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${name}")
   get_filename_component(out_dir "${arg_OUTPUT}" DIRECTORY)
   file(MAKE_DIRECTORY "${out_dir}")
+  # Every function may hold a convergent operation (a ballot, a barrier), so none may be
+  # moved across control flow. clang 16's driver takes the flag for OpenCL and CUDA only
+  # (and warns of it as unused for C), so it goes to the compiler itself there.
+  set(convergent -fconvergent-functions)
+  if(DEVRT_LLVM_VERSION LESS 19)
+    set(convergent -Xclang -fconvergent-functions)
+  endif()
+  # LLVM 16's optimizer folds llvm.amdgcn.wavefrontsize to 64 where no processor is named,
+  # which would make the one bitcode wave64 on wave32 GPUs too; LLVM 19 waits for the
+  # kernel's target. So LLVM 16's bitcode leaves clang's output unoptimized, and the kernel's
+  # own pipeline optimizes it once the target is known (docs/llvm-versions.md).
+  set(optimize)
+  if(DEVRT_LLVM_VERSION LESS 19 AND arg_TRIPLE MATCHES "^amdgcn")
+    set(optimize -Xclang -disable-llvm-passes)
+  endif()
   set(objects)
   foreach(src ${arg_SOURCES})
     get_filename_component(src "${src}" ABSOLUTE)
@@ -49,8 +64,8 @@ function(devrt_add_bitcode_library name)
     add_custom_command(
       OUTPUT "${obj}"
       COMMAND "${DEVRT_CLANG}" -target ${arg_TRIPLE} -nogpulib -ffreestanding
-              -fvisibility=hidden -fconvergent-functions -std=c17 -O2
-              -Wall -Wextra -Werror ${arg_FLAGS}
+              -fvisibility=hidden ${convergent} -std=c17 -O2
+              -Wall -Wextra -Werror ${optimize} ${arg_FLAGS}
               -I "${PROJECT_SOURCE_DIR}/include" -I "${PROJECT_SOURCE_DIR}/device"
               -emit-llvm -c "${src}" -o "${obj}" -MD -MF "${obj}.d"
       DEPFILE "${obj}.d"

@@ -3,9 +3,10 @@
 # how each is used.
 include(CMakePackageConfigHelpers)
 
-set(DEVRT_BITCODE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/devrt")
 set(cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/devrt")
 set(pc_dir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+# The folder of the bitcode folders, one per LLVM (device/CMakeLists.txt).
+set(DEVRT_BITCODE_ROOT "${CMAKE_INSTALL_LIBDIR}/devrt")
 set(doc_dir "${CMAKE_INSTALL_DATADIR}/doc/devrt")
 
 install(DIRECTORY include/devrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -38,7 +39,7 @@ install(EXPORT devrt-targets NAMESPACE devrt:: FILE devrtTargets.cmake DESTINATI
 configure_package_config_file(toolchain/package/devrtConfig.cmake.in
   "${PROJECT_BINARY_DIR}/package/devrtConfig.cmake"
   INSTALL_DESTINATION ${cmake_dir}
-  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR DEVRT_BITCODE_INSTALL_DIR)
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR DEVRT_BITCODE_ROOT)
 # A major version is one libdevrt ABI (SOVERSION, docs/abi-policy.md): a program written
 # for 1.0 builds against any 1.x.
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/package/devrtConfigVersion.cmake"
@@ -73,6 +74,12 @@ foreach(archive host_stubs shield emu)
   install(FILES "${PROJECT_BINARY_DIR}/package/${pc_name}.pc" DESTINATION ${pc_dir})
 endforeach()
 install(FILES "${PROJECT_BINARY_DIR}/package/devrt.pc" DESTINATION ${pc_dir})
+# devrt.pc names the bitcode of the last build installed into a prefix; this one names this
+# LLVM's, and stays when a build for another LLVM is installed beside it.
+configure_file(toolchain/package/devrt-llvm.pc.in
+  "${PROJECT_BINARY_DIR}/package/devrt-llvm${DEVRT_LLVM_VERSION}.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/package/devrt-llvm${DEVRT_LLVM_VERSION}.pc"
+        DESTINATION ${pc_dir})
 
 # cpack: a .tar.gz and a Debian package of the same files.
 set(CPACK_GENERATOR TGZ DEB)

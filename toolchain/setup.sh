@@ -19,6 +19,11 @@ packages=(
     libffi-dev          # the emulation backend calls kernels with any signature
     abigail-tools       # abidiff checks libdevrt's ABI against abi/libdevrt.abi (tests/abi)
 )
+# The other LLVMs devrt's bitcode is built with (tests/run-all.sh's llvm16 and llvm22 stages;
+# README.md, "Building for your LLVM"): their compilers and tools, nothing else.
+for other in ${DEVRT_OTHER_LLVM_VERSIONS-16 22}; do
+    [[ $other == "$llvm" ]] || packages+=("clang-$other" "lld-$other" "llvm-$other")
+done
 
 missing=()
 for p in "${packages[@]}"; do

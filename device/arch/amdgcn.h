@@ -24,6 +24,14 @@
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_SEQ_CST
 
 /*
+ * LLVM's AMDGPU back end passes variable arguments since LLVM 19; clang 16 cannot even
+ * read one (va_arg) for it. Without them devrt_vprintf and the function form of
+ * devrt_printf print nothing and return -1; the devrt_printf macro needs no variable
+ * arguments and prints on every LLVM.
+ */
+#define DEVRT_ARCH_VA_ARG (__clang_major__ >= 19)
+
+/*
  * Reads of runtime data that no kernel changes (the channel's and the heap's descriptors)
  * go through the constant address space, so they become scalar loads into SGPRs instead of
  * vector loads into VGPRs, which every lane pays for.
@@ -35,10 +43,24 @@
  * folds to a constant once the kernel's target is known, so one bitcode serves both widths
  * and the branch on it costs nothing.
  */
+#if __has_builtin(__builtin_amdgcn_wavefrontsize)
 static inline uint32_t devrt_arch_wavefront_size(void)
 {
     return __builtin_amdgcn_wavefrontsize();
 }
+#else
+/*
+ * clang 16 and 17 have no builtin for it (clang 18 brought it back), but LLVM 16 has the
+ * intrinsic and folds it the same way: a declaration under the intrinsic's name is the
+ * intrinsic to LLVM, the call the same IR as the builtin's.
+ */
+extern uint32_t devrt_amdgcn_wavefrontsize(void) __asm__("llvm.amdgcn.wavefrontsize");
+
+static inline uint32_t devrt_arch_wavefront_size(void)
+{
+    return devrt_amdgcn_wavefrontsize();
+}
+#endif
 
 static inline uint32_t devrt_arch_lane_id(void)
 {
@@ -48,10 +70,28 @@ static inline uint32_t devrt_arch_lane_id(void)
     return __builtin_amdgcn_mbcnt_hi(~0u, low);
 }
 
+#if __clang_major__ >= 18
 static inline uint64_t devrt_arch_ballot(bool predicate)
 {
     return __builtin_amdgcn_ballot_w64(predicate);
 }
+#else
+/*
+ * clang 16 and 17 accept a ballot only of the width of the target's waves, which
+ * target-free bitcode has none of, and LLVM 16 cannot select the 64-lane ballot on wave32.
+ * So each width calls its own intrinsic, declared under its name; the wave size folds once
+ * the kernel's target is known and only the right one is left.
+ */
+extern uint64_t devrt_amdgcn_ballot_w64(bool predicate) __asm__("llvm.amdgcn.ballot.i64");
+extern uint32_t devrt_amdgcn_ballot_w32(bool predicate) __asm__("llvm.amdgcn.ballot.i32");
+
+static inline uint64_t devrt_arch_ballot(bool predicate)
+{
+    if (devrt_arch_wavefront_size() == 32)
+        return devrt_amdgcn_ballot_w32(predicate);
+    return devrt_amdgcn_ballot_w64(predicate);
+}
+#endif
 
 static inline uint64_t devrt_arch_active_mask(void)
 {
@@ -120,9 +160,20 @@ static inline void devrt_arch_sleep(void)
     __builtin_amdgcn_s_sleep(2);
 }
 
+/*
+ * The constant-rate counter: s_memrealtime, or on gfx11 and later the GET_REALTIME message,
+ * chosen by the back end once the target is known. clang 16 and 17 lack the builtin (it
+ * came in clang 18, with llvm.readsteadycounter); no target-free form of the real-time
+ * counter exists there, so those builds count shader cycles instead (s_memtime on gfx9; a
+ * 20-bit counter on gfx10 and later): docs/llvm-versions.md writes the limit down.
+ */
 static inline uint64_t devrt_arch_clock(void)
 {
+#if __has_builtin(__builtin_readsteadycounter)
     return __builtin_readsteadycounter();
+#else
+    return __builtin_readcyclecounter();
+#endif
 }
 
 __attribute__((noreturn)) static inline void devrt_arch_end_wave(void)
@@ -177,13 +228,24 @@ static inline uint32_t devrt_arch_grid_size(uint32_t dim)
     return dim < 3 ? devrt_amdgcn_dispatch()->grid_size[dim] : 1;
 }
 
+#if __clang_major__ >= 17 && __clang_major__ <= 19
 /*
  * The code object version the kernel is built for, learnt as clang's own version-dependent
- * builtins learn it: clang defines __oclc_ABI_version (400, 500, 600) in every amdgcn
- * translation unit built for a version, while devrt's bitcode, built for none, only refers
- * to it. Once a kernel links the bitcode, the test on it folds to one branch.
+ * builtins learn it: clang 17 to 19 define __oclc_ABI_version (400, 500, 600) in every
+ * amdgcn translation unit built for a version, while devrt's bitcode, built for none, only
+ * refers to it. Once a kernel links the bitcode, the test on it folds to one branch.
  */
 extern const __attribute__((address_space(4))) int __oclc_ABI_version;
+#define DEVRT_AMDGCN_BLOCK_COUNTS (__oclc_ABI_version >= 500)
+#else
+/*
+ * clang 16 does not define __oclc_ABI_version yet, and clang 22 no longer does (it folds its
+ * builtins with the version itself), so a kernel that links this bitcode would have nothing
+ * to resolve it with. The packet's grid, divided, is right on every version: these builds
+ * divide (docs/llvm-versions.md, "Costs that differ").
+ */
+#define DEVRT_AMDGCN_BLOCK_COUNTS 0
+#endif
 
 static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
 {
@@ -191,7 +253,7 @@ static inline uint32_t devrt_arch_num_workgroups(uint32_t dim)
         return 1;
     /* Version 5 and later: the runtime puts the block counts in the implicit arguments
        (hidden_block_count_x/y/z at offsets 0, 4 and 8), no division needed. */
-    if (__oclc_ABI_version >= 500)
+    if (DEVRT_AMDGCN_BLOCK_COUNTS)
         return ((const __attribute__((address_space(4)))
                  uint32_t *)__builtin_amdgcn_implicitarg_ptr())[dim];
     /* Version 4 has only the packet's grid, in workitems. */
@@ -212,19 +274,37 @@ static inline void devrt_arch_fence(int order, int scope)
             __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, name);                                        \
     } while (0)
     switch (scope) {
-    case __MEMORY_SCOPE_WVFRNT: DEVRT_AMDGCN_FENCE("wavefront"); break;
-    case __MEMORY_SCOPE_WRKGRP: DEVRT_AMDGCN_FENCE("workgroup"); break;
-    case __MEMORY_SCOPE_DEVICE: DEVRT_AMDGCN_FENCE("agent"); break;
+    case DEVRT_GPU_SCOPE_WAVE: DEVRT_AMDGCN_FENCE("wavefront"); break;
+    case DEVRT_GPU_SCOPE_WORKGROUP: DEVRT_AMDGCN_FENCE("workgroup"); break;
+    case DEVRT_GPU_SCOPE_DEVICE: DEVRT_AMDGCN_FENCE("agent"); break;
     default: DEVRT_AMDGCN_FENCE(""); break;
     }
+#if __clang_major__ < 17
+    /*
+     * LLVM 16's acquire on GFX10 and GFX11 invalidates GL0 before GL1, so another wave of
+     * the same CU may refill GL0 from the stale GL1 between the two; AMDGPUUsage's sequence,
+     * which LLVM 19 emits, invalidates GL1 first. A second acquire puts its GL0
+     * invalidation after the first one's GL1 invalidation, the order that is needed
+     * (tests/codegen/memory_model.py checks it); elsewhere it repeats the invalidation.
+     * The empty asm keeps LLVM from merging the two fences into one.
+     */
+    if (order == __ATOMIC_ACQUIRE && scope != DEVRT_GPU_SCOPE_WAVE &&
+        scope != DEVRT_GPU_SCOPE_WORKGROUP) {
+        __asm__ volatile("" ::: "memory");
+        if (scope == DEVRT_GPU_SCOPE_DEVICE)
+            DEVRT_AMDGCN_FENCE("agent");
+        else
+            DEVRT_AMDGCN_FENCE("");
+    }
+#endif
 #undef DEVRT_AMDGCN_FENCE
 }
 
 static inline void devrt_arch_barrier(void)
 {
-    devrt_arch_fence(__ATOMIC_RELEASE, __MEMORY_SCOPE_WRKGRP);
+    devrt_arch_fence(__ATOMIC_RELEASE, DEVRT_GPU_SCOPE_WORKGROUP);
     __builtin_amdgcn_s_barrier();
-    devrt_arch_fence(__ATOMIC_ACQUIRE, __MEMORY_SCOPE_WRKGRP);
+    devrt_arch_fence(__ATOMIC_ACQUIRE, DEVRT_GPU_SCOPE_WORKGROUP);
 }
 
 /*
@@ -257,7 +337,7 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
      * server's seq_cst store of the flag before its rescan (host/runtime/server.c): a
      * device that reads 0 flipped before the server's rescan, which sees the flip.
      */
-    if (!__scoped_atomic_load_n(&doorbell->sleeping, __ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM))
+    if (!devrt_scoped_load_n(&doorbell->sleeping, __ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM))
         return;
     /*
      * Relaxed: the outbox flip before this (devrt_rpc_hand_over_in) is the post's one
@@ -265,11 +345,11 @@ static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
      * nothing through the signal but that it was rung. On gfx90a and gfx942 each
      * system-scope release writes back every dirty line of the L2 (buffer_wbl2).
      */
-    __scoped_atomic_store_n(&signal->value, 1, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+    devrt_scoped_store_n(&signal->value, 1, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
     uint64_t *mailbox = DEVRT_ARCH_READ_ONLY(signal)->event_mailbox;
     if (mailbox) {
         uint32_t id = DEVRT_ARCH_READ_ONLY(signal)->event_id;
-        __scoped_atomic_store_n(mailbox, id, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        devrt_scoped_store_n(mailbox, id, __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
         /*
          * s_sendmsg does not wait for earlier stores: without the release, the interrupt
          * can reach the host before the value and the mailbox it announces, and the woken

@@ -28,6 +28,8 @@
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_ACQUIRE
 /* The doorbell's seq_cst count (devrt_arch_ring_doorbell) orders the flip before its load. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
+/* The host passes variable arguments. */
+#define DEVRT_ARCH_VA_ARG 1
 #define DEVRT_ARCH_READ_ONLY(p) (p)
 
 extern _Thread_local struct devrt_emu_lane *devrt_emu_current_lane;

@@ -38,6 +38,8 @@
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 /* The doorbell's fence.sc.sys follows its store; the server polls the count. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
+/* Variable arguments on NVPTX came with LLVM 19, as on AMDGPU (amdgcn.h). */
+#define DEVRT_ARCH_VA_ARG (__clang_major__ >= 19)
 
 static inline uint32_t devrt_arch_wavefront_size(void)
 {
@@ -181,17 +183,17 @@ static inline void devrt_arch_fence(int order, int scope)
     if (order == __ATOMIC_RELAXED)
         return;
     if (order == __ATOMIC_SEQ_CST) {
-        if (scope == __MEMORY_SCOPE_SYSTEM)
+        if (scope == DEVRT_GPU_SCOPE_SYSTEM)
             __asm__ volatile("fence.sc.sys;" ::: "memory");
-        else if (scope == __MEMORY_SCOPE_DEVICE)
+        else if (scope == DEVRT_GPU_SCOPE_DEVICE)
             __asm__ volatile("fence.sc.gpu;" ::: "memory");
         else
             __asm__ volatile("fence.sc.cta;" ::: "memory");
         return;
     }
-    if (scope == __MEMORY_SCOPE_SYSTEM)
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
         __asm__ volatile("fence.acq_rel.sys;" ::: "memory");
-    else if (scope == __MEMORY_SCOPE_DEVICE)
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
         __asm__ volatile("fence.acq_rel.gpu;" ::: "memory");
     else
         __asm__ volatile("fence.acq_rel.cta;" ::: "memory");
@@ -233,7 +235,7 @@ static inline void devrt_arch_barrier(void)
  */
 static inline void devrt_arch_ring_doorbell(struct devrt_rpc_doorbell *doorbell)
 {
-    __scoped_atomic_store_n(&doorbell->count, 1u, __ATOMIC_RELAXED, __MEMORY_SCOPE_SYSTEM);
+    devrt_scoped_store_n(&doorbell->count, 1u, __ATOMIC_RELAXED, DEVRT_GPU_SCOPE_SYSTEM);
     __asm__ volatile("fence.sc.sys;" ::: "memory");
 }
 

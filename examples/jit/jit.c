@@ -1,5 +1,6 @@
 /*
- * jit: what a JIT does with devrt, in memory, through the LLVM-C API of LLVM 19.
+ * jit: what a JIT does with devrt, in memory, through the LLVM-C API of the LLVM that wrote
+ * devrt's bitcode (16, 19 or 22: JIT_LLVM_MAJOR, from CMakeLists.txt).
  *
  *   jit --bitcode devrt-amdgcn.bc --target gfx90a -o kernel.hsaco
  *   jit --bitcode devrt-nvptx.bc  --target sm_90  -o kernel.ptx
@@ -37,6 +38,15 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+
+/* LLVM 16 has the 32-bit forms only: its strings and arrays here are short. */
+#if JIT_LLVM_MAJOR < 19
+#define LLVMConstStringInContext2(ctx, text, length, dont_null_terminate)                          \
+    LLVMConstStringInContext((ctx), (text), (unsigned)(length), (dont_null_terminate))
+#endif
+#if JIT_LLVM_MAJOR < 17
+#define LLVMArrayType2(type, count) LLVMArrayType((type), (unsigned)(count))
+#endif
 
 #ifndef JIT_LD_LLD
 #define JIT_LD_LLD "ld.lld"
@@ -208,7 +218,7 @@ static LLVMModuleRef load_library(LLVMContextRef ctx, const char *path, const st
     bool bad = LLVMParseBitcodeInContext2(ctx, buffer, &library);
     LLVMDisposeMemoryBuffer(buffer);
     if (bad)
-        fail(EXIT_INPUT, "%s is not LLVM 19 bitcode", path);
+        fail(EXIT_INPUT, "%s is not bitcode that LLVM %d reads", path, JIT_LLVM_MAJOR);
     /* Linking amdgcn code into an nvptx kernel would only fail later, and obscurely. */
     if (strcmp(LLVMGetTarget(library), t->triple) != 0)
         fail(EXIT_INPUT, "%s is for %s, but %s needs devrt's bitcode for %s", path,

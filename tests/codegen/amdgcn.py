@@ -11,12 +11,29 @@ import time
 
 # Supported targets and their default wavefront size.
 TARGETS = {
-    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64,
+    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64, "gfx950": 64,
     "gfx1030": 32, "gfx1036": 32, "gfx1100": 32, "gfx1101": 32, "gfx1151": 32,
     "gfx1200": 32, "gfx1201": 32,
+    "gfx9-generic": 64, "gfx9-4-generic": 64, "gfx10-1-generic": 32, "gfx10-3-generic": 32,
+    "gfx11-generic": 32, "gfx12-generic": 32,
 }
 
 LINK_PATHS = ("only-needed", "builtin-bitcode", "lto")
+
+# EF_AMDGPU_MACH of each supported target (LLVM's ELF.h; host/backends/amdgpu_metadata.c).
+ELF_MACHINES = {
+    0x2c: "gfx900", 0x2f: "gfx906", 0x30: "gfx908", 0x3f: "gfx90a", 0x4c: "gfx942",
+    0x4f: "gfx950", 0x36: "gfx1030", 0x45: "gfx1036", 0x41: "gfx1100", 0x46: "gfx1101",
+    0x4a: "gfx1151", 0x48: "gfx1200", 0x4e: "gfx1201", 0x51: "gfx9-generic",
+    0x5f: "gfx9-4-generic", 0x52: "gfx10-1-generic", 0x53: "gfx10-3-generic",
+    0x54: "gfx11-generic", 0x59: "gfx12-generic",
+}
+
+
+def generic_flags(cpu):
+    """Generic targets exist from code object version 6 on, which LLVM 19 and 20 do not
+    make by default; to the compiler itself, as LLVM 19's driver warns of version 6."""
+    return ["-Xclang", "-mcode-object-version=6"] if cpu.endswith("-generic") else []
 
 
 class BuildError(Exception):
@@ -32,6 +49,11 @@ class Toolchain:
     def tool(self, name):
         return os.path.join(self.bin, name)
 
+    def llvm_major(self):
+        """The major version of the LLVM in self.bin, from clang --version."""
+        out = self.run(self.tool("clang"), "--version")
+        return int(re.search(r"version (\d+)\.", out).group(1))
+
     def run(self, *args):
         proc = subprocess.run([str(a) for a in args], capture_output=True, text=True)
         if proc.returncode != 0:
@@ -40,7 +62,7 @@ class Toolchain:
 
     def cflags(self, cpu, flags):
         return ["-target", "amdgcn-amd-amdhsa", "-nogpulib", "-ffreestanding", "-std=c17",
-                f"-mcpu={cpu}", "-O2", "-I", self.include, *flags]
+                f"-mcpu={cpu}", "-O2", "-I", self.include, *generic_flags(cpu), *flags]
 
     def build(self, source, cpu, workdir, path="only-needed", flags=(), library=True,
               keep=()):
@@ -67,9 +89,15 @@ class Toolchain:
             self.run(self.tool("clang"), *cflags, "-flto", "-c", source, "-o", bc)
             # LLVM 19's LTO pipeline leaves out the AMDGPU attributor, without which every
             # kernel asks for all of ROCm's hidden arguments (README, the LTO command).
+            # LLVM 16 has it as no pass of its own to name, and its driver does not tell the
+            # linker the processor, without which the library's functions are compiled for
+            # none (no clock instruction, waves of 64).
+            if self.llvm_major() < 17:
+                lto = ["-Xlinker", "--lto-newpm-passes=lto<O2>", f"-Wl,-plugin-opt=mcpu={cpu}"]
+            else:
+                lto = ["-Xlinker", "--lto-newpm-passes=lto<O2>,amdgpu-attributor"]
             self.run(self.tool("clang"), "-target", "amdgcn-amd-amdhsa", "-nogpulib",
-                     f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode,
-                     "-Xlinker", "--lto-newpm-passes=lto<O2>,amdgpu-attributor",
+                     f"-mcpu={cpu}", "-O2", "-flto", *flags, bc, self.bitcode, *lto,
                      "-Wl,--no-undefined", "-o", code_object)
             return code_object
         else:
@@ -178,10 +206,15 @@ class Toolchain:
         return None
 
     def elf_target(self, code_object):
-        """The gfx target the ELF header's flags name."""
+        """The gfx target the ELF header's flags name: as llvm-readelf names it, or, where
+        it does not (LLVM 16's, for code objects of version 4 and later), by the machine
+        number in the flags' low byte (EF_AMDGPU_MACH)."""
         out = self.run(self.tool("llvm-readelf"), "--file-headers", code_object)
-        m = re.search(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx\w+)", out)
-        return m.group(1) if m else None
+        m = re.search(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx[\w-]+)", out)
+        if m:
+            return m.group(1)
+        m = re.search(r"Flags:\s+0x([0-9A-Fa-f]+)", out)
+        return ELF_MACHINES.get(int(m.group(1), 16) & 0xff) if m else None
 
     def undefined_symbols(self, code_object):
         out = self.run(self.tool("llvm-nm"), "-u", code_object)

@@ -22,7 +22,7 @@ import re
 # stores; `store`: the bits on an atomic store.
 FAMILIES = {
     "gfx9": {
-        "targets": ("gfx900", "gfx906", "gfx908"),
+        "targets": ("gfx900", "gfx906", "gfx908", "gfx9-generic"),
         "table": "Memory Model GFX6-GFX9, table AMDHSA Memory Model Code Sequences GFX6-GFX9",
         "poll": ("glc",), "acquire": ("buffer_wbinvl1_vol",), "writeback": None,
         "wait": r"s_waitcnt\b.*\bvmcnt\(0\)", "store": (),
@@ -38,7 +38,8 @@ FAMILIES = {
         "agent_differs": True,
     },
     "gfx942": {
-        "targets": ("gfx942",),
+        # gfx950 and gfx9-4-generic follow the same table (LLVM 20 and later).
+        "targets": ("gfx942", "gfx950", "gfx9-4-generic"),
         "table": "Memory Model GFX942, table AMDHSA Memory Model Code Sequences GFX940, GFX941, "
                  "GFX942",
         "poll": ("sc0", "sc1"), "acquire": ("buffer_inv sc0 sc1",),
@@ -46,7 +47,8 @@ FAMILIES = {
         "store": ("sc0", "sc1"), "agent_differs": True,
     },
     "gfx10/11": {
-        "targets": ("gfx1030", "gfx1036", "gfx1100", "gfx1101", "gfx1151"),
+        "targets": ("gfx1030", "gfx1036", "gfx1100", "gfx1101", "gfx1151", "gfx10-1-generic",
+                    "gfx10-3-generic", "gfx11-generic"),
         "table": "Memory Model GFX10-GFX11, table AMDHSA Memory Model Code Sequences "
                  "GFX10-GFX11",
         # glc (and dlc on GFX10): the load misses the GL0 and GL1 caches.
@@ -54,7 +56,7 @@ FAMILIES = {
         "wait": r"s_waitcnt_vscnt null, 0x0\b", "store": (), "agent_differs": False,
     },
     "gfx12": {
-        "targets": ("gfx1200", "gfx1201"),
+        "targets": ("gfx1200", "gfx1201", "gfx12-generic"),
         "table": "Memory Model GFX12, table AMDHSA Memory Model Code Sequences GFX12",
         "poll": ("scope:SCOPE_SYS",), "acquire": ("global_inv scope:SCOPE_SYS",),
         "writeback": r"global_wb scope:SCOPE_SYS\b", "wait": r"s_wait_storecnt(_dscnt)? 0x0\b",

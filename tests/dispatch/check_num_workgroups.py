@@ -4,7 +4,8 @@
 devrt_num_workgroups in a kernel built for code object version V: on 5 and later it reads
 the block count (the note lists hidden_block_count_x, and the code divides nothing); on 4,
 which has no block counts, it divides the packet's grid (a v_rcp of the division, no block
-count listed). Exit status: 0 as expected, 1 not, 2 a tool failed.
+count listed). devrt's bitcode of LLVM 16 or 22 divides on every version (--llvm).
+Exit status: 0 as expected, 1 not, 2 a tool failed.
 """
 import argparse
 import subprocess
@@ -21,6 +22,9 @@ def main():
     p.add_argument("--objdump", required=True)
     p.add_argument("--image", required=True)
     p.add_argument("--version", type=int, required=True)
+    p.add_argument("--llvm", type=int, default=19,
+                   help="the LLVM that built devrt's bitcode: but for 17 to 19 it divides on "
+                        "every version (device/arch/amdgcn.h)")
     a = p.parse_args()
     (kernel,) = [k for k in readelf_metadata(a.readelf, a.image)["amdhsa.kernels"]
                  if k[".name"] == "count_workgroups"]
@@ -33,6 +37,11 @@ def main():
     divides = "v_rcp" in out.stdout
     reads_count = "hidden_block_count_x" in kinds
     print(f"version {a.version}: hidden_block_count_x listed: {reads_count}, divides: {divides}")
+    if not 17 <= a.llvm <= 19:
+        if not divides:
+            print("FAIL: LLVM %d's bitcode cannot tell the version: it must divide" % a.llvm)
+            return 1
+        return 0
     if a.version >= 5 and (divides or not reads_count):
         print("FAIL: version 5 and later must read the block count, not divide")
         return 1

@@ -144,7 +144,7 @@ deb-contents)
         ./usr/include/devrt/devrt.h ./usr/include/devrt/host.h ./usr/include/devrt/symbols.def \
         ./usr/lib/libdevrt.so.1 ./usr/lib/libdevrt.so ./usr/lib/libdevrt.a \
         ./usr/lib/libdevrt_host.a ./usr/lib/libdevrt_shield.a ./usr/lib/libdevrt_emu.a \
-        ./usr/lib/devrt/devrt-amdgcn.bc ./usr/lib/devrt/devrt-nvptx.bc \
+        ./usr/lib/devrt/llvm-19/devrt-amdgcn.bc ./usr/lib/devrt/llvm-19/devrt-nvptx.bc \
         ./usr/lib/cmake/devrt/devrtConfig.cmake ./usr/lib/cmake/devrt/devrtConfigVersion.cmake \
         ./usr/lib/cmake/devrt/devrtTargets.cmake ./usr/lib/cmake/devrt/devrtKernels.cmake \
         ./usr/lib/pkgconfig/devrt.pc ./usr/lib/pkgconfig/devrt-host-stubs.pc \

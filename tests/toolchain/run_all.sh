@@ -49,7 +49,8 @@ exit "$status"
 FAKE
 chmod +x "$root/tests/run-all.sh" "$root/toolchain/setup.sh" "$root/bin/cmake"
 
-export FAKE_test="0 5 0 2" FAKE_makefiles=0 FAKE_asan="0 3 0 0" FAKE_tsan="0 3 0 1"
+export FAKE_test="0 5 0 2" FAKE_makefiles=0 FAKE_llvm16="0 4 0 0" FAKE_llvm22="0 6 0 0"
+export FAKE_asan="0 3 0 0" FAKE_tsan="0 3 0 1"
 header='
 run-all.sh: the stages
 stage      result    passed  failed  skipped    time'
@@ -59,6 +60,8 @@ pass)
     expected="$header
 default    passed         5       0        2 T
 makefiles  passed         -       -        - T
+llvm16     passed         4       0        0 T
+llvm22     passed         6       0        0 T
 asan       passed         3       0        0 T
 tsan       passed         3       0        1 T
 run-all.sh: passed"
@@ -69,6 +72,8 @@ fail-tests)
     expected="$header
 default    passed         5       0        2 T
 makefiles  passed         -       -        - T
+llvm16     passed         4       0        0 T
+llvm22     passed         6       0        0 T
 asan       failed         2       1        0 T
 tsan       not run        -       -        -       -
 run-all.sh: the asan stage failed (exit status 8)"
@@ -82,6 +87,8 @@ fail-build)
     expected="$header
 default    failed         -       -        - T
 makefiles  not run        -       -        -       -
+llvm16     not run        -       -        -       -
+llvm22     not run        -       -        -       -
 asan       not run        -       -        -       -
 tsan       not run        -       -        -       -
 run-all.sh: the default stage failed (exit status 1)"
@@ -92,6 +99,8 @@ no-sanitizers)
     expected="$header
 default    passed         5       0        2 T
 makefiles  passed         -       -        - T
+llvm16     passed         4       0        0 T
+llvm22     passed         6       0        0 T
 asan       skipped        -       -        -       -
 tsan       skipped        -       -        -       -
 run-all.sh: passed"

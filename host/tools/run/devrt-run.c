@@ -57,8 +57,9 @@ static const char usage[] =
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
     "  --list shows every device of every backend (ISA, wave size, memory, the time opening\n"
     "  it took in the driver and in devrt, the CPUs its server thread runs on and why), or\n"
-    "  why a backend has none, and exits 0. --version prints devrt's version and the\n"
-    "  device ABI version (abi.h) that images must be built against.\n"
+    "  why a backend has none, and exits 0. --version prints devrt's version, the device\n"
+    "  ABI version (abi.h) that images must be built against, and the LLVM that made the\n"
+    "  device bitcode built with it (LLVM reads bitcode of its own version and older).\n"
     "Exit status: 0 the kernel ran, 1 it raised an exception or sent a malformed request,\n"
     "2 the command line, the image, the arguments or the device was wrong, 3 the kernel ran\n"
     "past --timeout.\n";
@@ -628,8 +629,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--version")) {
             if (argc != 2)
                 return bad_usage("--version takes nothing else", NULL);
-            printf("devrt-run (devrt %s), device ABI %u\n", DEVRT_PROJECT_VERSION,
-                   DEVRT_ABI_VERSION);
+            printf("devrt-run (devrt %s), device ABI %u, bitcode of LLVM %s\n",
+                   DEVRT_PROJECT_VERSION, DEVRT_ABI_VERSION, DEVRT_LLVM_MAJOR);
             return 0;
         } else if (option(argc, argv, &i, "--grid", &v) || option(argc, argv, &i, "--block", &v)) {
             const char *name = a[2] == 'g' ? "--grid" : "--block";

