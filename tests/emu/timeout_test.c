@@ -203,7 +203,7 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
  * spin, HSA ends it with its queue; CUDA cannot: the unload gives it one more timeout, then
  * leaves the module's code and memory to it and says so on the report file, instead of
  * freeing them under it. Either way the unload returns, and a module loaded after it runs
- * (on CUDA behind the spin, which the release ends).
+ * (on CUDA once the release has ended the spin: its loads wait for the context's kernels).
  */
 static void test_unload_runaway(const char *image)
 {
@@ -232,6 +232,9 @@ static void test_unload_runaway(const char *image)
           "the unload %s the kernel: %s",
           left ? "did not leave the module to" : "left the module to",
           said[0] ? said : "(nothing said)");
+    /* CUDA loads a module only once the context's kernels have ended: the spin goes first. */
+    if (left)
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
     CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load after the unload: %s",
           devrt_last_error());
     if (!module)

@@ -57,10 +57,10 @@ for bench in bench-rpc-nvptx:bench-rpc bench-nvptx:bench-heap-printf; do
 done
 
 # The flood figure: 2 GiB of 16 KiB lines from every thread into a callback (docs/output.md).
-flood_ptx=${ptx:-$build/ptx}
+flood_ptx=$(cd "${ptx:-$build/ptx}" 2>/dev/null && pwd)
 if [[ -f $flood_ptx/faults_kernels_nvptx.ptx ]]; then
     (cd "$build/tests/emu" && FLOOD_MIB=2048 timeout "${DEVRT_GPU_BENCH_TIMEOUT:-300}" \
-        ./faults_test "$(cd "$flood_ptx" && pwd)/faults_kernels_nvptx.ptx" flood cuda) 2>&1 |
+        ./faults_test "$flood_ptx/faults_kernels_nvptx.ptx" flood cuda) 2>&1 |
         tee "$logs/flood.log"
 fi
 
