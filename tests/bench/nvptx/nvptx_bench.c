@@ -51,18 +51,19 @@ static struct cuda_driver cu;
 static char failure[2][512];
 
 /*
- * Wall seconds of one launch of KERNEL over GROUPS x BLOCK threads, its output written;
- * negative if it failed.
+ * Wall seconds of one launch of KERNEL over GROUPS x BLOCK threads with ARGS, its output
+ * written; negative if it failed.
  */
-static double launch(const char *kernel, uint32_t groups, uint32_t block, struct devrt_arg arg,
-                     int cuda)
+static double launch(const char *kernel, uint32_t groups, uint32_t block,
+                     const struct devrt_arg *args, size_t count, int cuda)
 {
     struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-    if (verbose)
-        fprintf(stderr, "  %s %u x %u (%u): ", kernel, groups, block, arg.value.u32);
+    if (verbose) /* the one argument of the heap and printf kernels: rounds or lines */
+        fprintf(stderr, "  %s %u x %u (%u): ", kernel, groups, block,
+                count == 1 ? args[0].value.u32 : 0u);
     fflush(stdout);
     double start = harness_seconds();
-    int status = devrt_launch(module, kernel, &config, &arg, 1, NULL);
+    int status = devrt_launch(module, kernel, &config, args, count, NULL);
     fflush(stdout);
     double elapsed = harness_seconds() - start;
     if (verbose)
@@ -99,7 +100,7 @@ static struct figure measure(const char *kernel, uint32_t groups, uint32_t block
 {
     struct figure best = {-1, 0};
     for (int i = 0; i < 4; ++i) {
-        double seconds = launch(kernel, groups, block, arg, cuda);
+        double seconds = launch(kernel, groups, block, &arg, 1, cuda);
         if (seconds < 0)
             return (struct figure){-1, 0};
         uint32_t count = heap ? take_nulls() : 0;
@@ -231,33 +232,15 @@ static void take_bulk(void *context, uint32_t stream, const char *data, size_t s
     sink->bad += stream != DEVRT_OUTPUT_RAW || size != sink->line_bytes || data[size - 1] != '\n';
 }
 
-/* Seconds of one bulk launch (negative: it failed), its output into the module's sink. */
-static double bulk_launch(const char *kernel, uint32_t groups, uint32_t block, const char *slices,
-                          uint32_t bytes, uint32_t stride, uint32_t lines, int cuda)
-{
-    struct devrt_launch_config config = {.grid = {groups, 1, 1}, .block = {block, 1, 1}};
-    struct devrt_arg args[] = {DEVRT_ARG_PTR((void *)slices), DEVRT_ARG_UINT(bytes),
-                               DEVRT_ARG_UINT(stride), DEVRT_ARG_UINT(lines)};
-    fflush(stdout);
-    double start = harness_seconds();
-    int status = devrt_launch(module, kernel, &config, args, 4, NULL);
-    fflush(stdout);
-    double elapsed = harness_seconds() - start;
-    if (status == DEVRT_SUCCESS)
-        return elapsed;
-    if (!failure[cuda][0])
-        snprintf(failure[cuda], sizeof failure[cuda], "%s, %u x %u threads: %s", kernel, groups,
-                 block, devrt_last_error());
-    return -1;
-}
-
 /* The best of three after a warm-up. */
 static double bulk_best(const char *kernel, uint32_t groups, uint32_t block, const char *slices,
                         uint32_t bytes, uint32_t stride, uint32_t lines, int cuda)
 {
     double best = -1;
     for (int i = 0; i < 4; ++i) {
-        double seconds = bulk_launch(kernel, groups, block, slices, bytes, stride, lines, cuda);
+        struct devrt_arg args[] = {DEVRT_ARG_PTR((void *)slices), DEVRT_ARG_UINT(bytes),
+                                   DEVRT_ARG_UINT(stride), DEVRT_ARG_UINT(lines)};
+        double seconds = launch(kernel, groups, block, args, 4, cuda);
         if (seconds < 0)
             return -1;
         if (i > 0 && (best < 0 || seconds < best))
