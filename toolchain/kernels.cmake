@@ -19,7 +19,9 @@
 # (empty for an installed package) in TARGET_VAR.
 function(devrt_bitcode kind file_var target_var)
   if(NOT TARGET devrt::${kind}_bitcode)
-    message(FATAL_ERROR "devrt: no ${kind} bitcode in this build or package")
+    message(FATAL_ERROR "devrt: no ${kind} bitcode in this build or package (devrt for LLVM "
+                        "${DEVRT_LLVM_VERSION}; LLVM 16 builds no nvptx bitcode: "
+                        "docs/llvm-versions.md)")
   endif()
   get_target_property(file devrt::${kind}_bitcode DEVRT_BITCODE_FILE)
   get_target_property(producer devrt::${kind}_bitcode DEVRT_BITCODE_TARGET)
