@@ -60,6 +60,13 @@ struct devrt_output_source {
 };
 
 /*
+ * Whether the first record of a raw message (DATA, LENGTH bytes) is a write left in device
+ * memory, and where: BYTES bytes at ADDRESS.
+ */
+bool devrt_output_first_at_address(const uint8_t *data, size_t length, uint64_t *address,
+                                   uint32_t *bytes);
+
+/*
  * Append what the message of one lane (OPCODE DEVRT_RPC_OUTPUT or DEVRT_RPC_PRINTF)
  * prints to OUT, the bytes of records at an address from SOURCE (NULL: none can be read).
  * Returns 0, or -1 with WHY: a malformed message prints nothing, a misfit format prints

@@ -85,6 +85,20 @@ static bool next_record(struct reader *r, struct record *out, char *why, size_t 
     return true;
 }
 
+bool devrt_output_first_at_address(const uint8_t *data, size_t length, uint64_t *address,
+                                   uint32_t *bytes)
+{
+    struct reader r = {data, length / 8, 0};
+    struct record rec;
+    char why[128];
+    if (!next_record(&r, &rec, why, sizeof why) || rec.tag != DEVRT_OUTPUT_BYTES ||
+        !(rec.flags & DEVRT_OUTPUT_AT_ADDRESS) || rec.value + rec.length < rec.value)
+        return false;
+    *address = rec.value;
+    *bytes = rec.length;
+    return true;
+}
+
 int devrt_output_render(uint32_t opcode, const uint8_t *data, size_t length,
                         const struct devrt_output_source *source, struct devrt_text *out, char *why,
                         size_t why_size)

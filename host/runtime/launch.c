@@ -579,10 +579,12 @@ bool devrt_launches_detach(devrt_module *module)
         left = true;
     } else if (module->runaways) {
         pthread_mutex_unlock(&l->lock);
-        /* Never without a bound: a deadline of 0 is none. */
-        for (struct devrt_launch_entry *r = module->runaways; r; r = r->next_runaway)
-            left |= device->ops->complete(r, devrt_deadline(r->config.timeout_ns) | 1) ==
-                    DEVRT_ERROR_TIMEOUT;
+        for (struct devrt_launch_entry *r = module->runaways; r; r = r->next_runaway) {
+            /* Never without a bound (a deadline of 0 is none): no timeout, one look. */
+            uint64_t timeout = r->config.timeout_ns;
+            uint64_t deadline = timeout ? devrt_deadline(timeout) : devrt_now_ns();
+            left |= device->ops->complete(r, deadline) == DEVRT_ERROR_TIMEOUT;
+        }
         pthread_mutex_lock(&l->lock);
     }
     while (module->runaways) {

@@ -112,7 +112,8 @@ struct device_source {
     uint64_t window_start;               /* the window holds [start, start + window->length) */
 };
 
-/* A window reads at most this much, and at most twice what the writes hold, plus a page. */
+/* A window reads less than this, and at most twice what the writes hold, plus a page: its
+   buffer, kept between requests, stays within it. */
 #define WINDOW_MAX (16u << 20)
 
 static bool fetch_into(struct device_source *s, struct devrt_text *buffer, uint64_t address,
@@ -140,21 +141,6 @@ static const char *fetch(const struct devrt_output_source *source, uint64_t addr
     return fetch_into(s, s->scratch, address, length) ? s->scratch->data : NULL;
 }
 
-/* The first record of a raw message, if it is a write left at an address: its range. */
-static bool left_at(const struct devrt_lane_message *m, uint64_t *address, uint32_t *length)
-{
-    uint64_t head;
-    if (!m->open || m->length < 16)
-        return false;
-    memcpy(&head, m->data, sizeof head);
-    if (DEVRT_OUTPUT_WORD_TAG(head) != DEVRT_OUTPUT_BYTES ||
-        DEVRT_OUTPUT_WORD_FLAGS(head) != DEVRT_OUTPUT_AT_ADDRESS)
-        return false;
-    memcpy(address, m->data + 8, sizeof *address);
-    *length = DEVRT_OUTPUT_WORD_LENGTH(head);
-    return *length <= DEVRT_RPC_MAX_MESSAGE && *address + *length >= *address;
-}
-
 /* Reads the request's writes into the window in one copy where they lie close together. */
 static void fill_window(struct device_source *s, const struct devrt_request *request)
 {
@@ -165,7 +151,8 @@ static void fill_window(struct device_source *s, const struct devrt_request *req
     for (uint64_t lanes = request->lane_mask; lanes; lanes &= lanes - 1) {
         uint64_t address;
         uint32_t length;
-        if (!left_at(&request->lane[__builtin_ctzll(lanes)], &address, &length))
+        const struct devrt_lane_message *m = &request->lane[__builtin_ctzll(lanes)];
+        if (!m->open || !devrt_output_first_at_address(m->data, m->length, &address, &length))
             continue;
         low = address < low ? address : low;
         high = address + length > high ? address + length : high;
@@ -240,8 +227,6 @@ static int serve(struct devrt_request *request, const char *what)
     pthread_mutex_unlock(&module->output_lock);
     if (text->capacity > KEPT_TEXT)
         devrt_text_free(text);
-    if (source.window->capacity > WINDOW_MAX)
-        devrt_text_free(source.window);
     if (source.scratch->capacity > KEPT_TEXT)
         devrt_text_free(source.scratch);
     return status;
