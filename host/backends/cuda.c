@@ -570,24 +570,17 @@ static CUresult load_kernels(CUmodule module)
 #endif
 }
 
-static int cuda_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
 {
     bind(module->device);
-    size_t size;
-    char *image = devrt_read_image(path, &size);
-    if (!image)
-        return DEVRT_ERROR_IMAGE;
-
+    const char *path = module->path;
     struct cuda_module *m = calloc(1, sizeof *m);
-    if (!m) {
-        free(image);
+    if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
-    }
     char log[2048] = "";
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, (void *)(uintptr_t)sizeof log};
-    CUresult r = cu.cuModuleLoadDataEx(&m->module, image, 2, options, values);
-    free(image);
+    CUresult r = cu.cuModuleLoadDataEx(&m->module, module->image, 2, options, values);
     if (r != CUDA_SUCCESS) {
         free(m);
         if (!log[0]) {
@@ -703,52 +696,78 @@ static CUevent take_event(struct cuda_backend *b)
     return event;
 }
 
-/*
- * Queue the launch on its stream: after the module's last launch if that one is on another
- * stream and after the latest of its kernels that ran on past their timeout, after pointing the
- * state at the launch's record if it needs one of its own, and before an event that the wait waits
- * for (asynchronous launches; a synchronous one waits for its stream).
- */
-static int cuda_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
-                        const struct devrt_arg *args, size_t arg_count)
+static int cuda_describe_kernel(devrt_module *module, const char *kernel,
+                                struct devrt_kernel_description *description)
 {
-    struct cuda_backend *b = bind(module->device);
-    CUstream stream = entry->stream->backend ? entry->stream->backend : b->launch;
-    struct cuda_kernel *k = NULL;
-    int status = find_kernel(module, entry->kernel, &k);
-    if (status == DEVRT_SUCCESS && k->sizes)
-        status = devrt_check_arguments(entry->kernel, k->sizes, k->count, args, arg_count);
-    /* Without the sizes the driver would read a parameter's bytes past what was given. */
-    for (size_t i = 0; status == DEVRT_SUCCESS && !k->sizes && i < arg_count; ++i)
-        if (args[i].type == DEVRT_ARG_BYTES)
-            status = devrt_fail(DEVRT_ERROR_ARGUMENTS,
-                                "kernel %s: argument %zu is bytes by value, which needs the "
-                                "parameters' sizes from the driver (CUDA 12.4 and newer)",
-                                entry->kernel, i + 1);
+    struct cuda_kernel *k;
+    int status = find_kernel(module, kernel, &k);
     if (status != DEVRT_SUCCESS)
         return status;
-    const struct devrt_launch_entry *after = entry->after;
+    description->param_sizes = k->sizes;
+    description->param_count = k->count;
+    /* Without the sizes the driver would read a parameter's bytes past what was given. */
+    if (!k->sizes)
+        description->no_bytes_by_value =
+            "which needs the parameters' sizes from the driver (CUDA 12.4 and newer)";
+    return DEVRT_SUCCESS;
+}
+
+static CUstream stream_of(const struct devrt_launch_entry *entry)
+{
+    return entry->stream->backend ? entry->stream->backend
+                                  : ((struct cuda_backend *)entry->module->device->backend)->launch;
+}
+
+/* BEFORE's event, where it has one: a synchronous launch without a timeout has none, and
+   its stream's own order is enough then. */
+static int cuda_order_after(struct devrt_launch_entry *entry,
+                            const struct devrt_launch_entry *before)
+{
+    bind(entry->module->device);
+    CUresult r = before->backend[0]
+                     ? cu.cuStreamWaitEvent(stream_of(entry), (CUevent)before->backend[0], 0)
+                     : CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
+    return DEVRT_SUCCESS;
+}
+
+/* A write on the launch's stream, so in order with the module's earlier kernels. */
+static int cuda_point_state(struct devrt_launch_entry *entry)
+{
+    bind(entry->module->device);
+    CUstream stream = stream_of(entry);
+    CUdeviceptr where = (CUdeviceptr)(uintptr_t)&entry->module->state->exception;
+    uint64_t value = (uint64_t)(uintptr_t)entry->slot;
+    CUresult r =
+        cu.write_value ? cu.write_value(stream, where, value, 0) : CUDA_ERROR_NOT_SUPPORTED;
+    if (r != CUDA_SUCCESS) /* little-endian halves */
+        r = cu.cuMemsetD32Async(where, (unsigned)value, 1, stream) == CUDA_SUCCESS
+                ? cu.cuMemsetD32Async(where + 4, (unsigned)(value >> 32), 1, stream)
+                : CUDA_ERROR_NOT_SUPPORTED;
+    if (r != CUDA_SUCCESS)
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, "pointing the state at a launch's record");
+    return DEVRT_SUCCESS;
+}
+
+/* The kernel on its stream, then an event that the wait waits for (asynchronous launches
+   and those with a timeout; a synchronous one waits for its stream). */
+static int cuda_submit(struct devrt_launch_entry *entry, const struct devrt_arg *args,
+                       size_t arg_count)
+{
+    devrt_module *module = entry->module;
+    struct cuda_backend *b = bind(module->device);
+    CUstream stream = stream_of(entry);
+    struct cuda_kernel *k = NULL;
+    int status = find_kernel(module, entry->kernel, &k);
+    if (status != DEVRT_SUCCESS)
+        return status;
     CUresult r = CUDA_SUCCESS;
     /* Fills of memory the kernel may use come first (zero_device). */
     if (__atomic_exchange_n(&b->zero_pending, false, __ATOMIC_RELAXED))
         r = cu.cuStreamSynchronize(b->copy);
-    if (r == CUDA_SUCCESS && after && after->stream != entry->stream && after->backend[0])
-        r = cu.cuStreamWaitEvent(stream, (CUevent)after->backend[0], 0);
-    /* Also when AFTER has no event (a synchronous launch without a timeout). */
-    const struct devrt_launch_entry *runaway = entry->after_runaway;
-    if (r == CUDA_SUCCESS && runaway && runaway->backend[0])
-        r = cu.cuStreamWaitEvent(stream, (CUevent)runaway->backend[0], 0);
-    if (r == CUDA_SUCCESS && entry->new_slot) {
-        CUdeviceptr where = (CUdeviceptr)(uintptr_t)&module->state->exception;
-        uint64_t value = (uint64_t)(uintptr_t)entry->slot;
-        r = cu.write_value ? cu.write_value(stream, where, value, 0) : CUDA_ERROR_NOT_SUPPORTED;
-        if (r != CUDA_SUCCESS) /* little-endian halves */
-            r = cu.cuMemsetD32Async(where, (unsigned)value, 1, stream) == CUDA_SUCCESS
-                    ? cu.cuMemsetD32Async(where + 4, (unsigned)(value >> 32), 1, stream)
-                    : CUDA_ERROR_NOT_SUPPORTED;
-    }
     if (r != CUDA_SUCCESS)
-        return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
+        return cuda_failed(DEVRT_ERROR_LAUNCH, r, "waiting for the fills before a launch");
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
         params[i] = (void *)devrt_arg_data(&args[i]); /* the driver copies each at launch */
@@ -874,7 +893,6 @@ static int cuda_local_cpus(const devrt_device *device, char *list, size_t size)
 }
 
 const struct devrt_backend_ops devrt_cuda_backend = {
-    .kind = DEVRT_BACKEND_CUDA,
     .open = cuda_open,
     .close = cuda_close,
     .alloc = cuda_alloc,
@@ -887,7 +905,11 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .unload = cuda_unload,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
-    .enqueue = cuda_enqueue,
+    .describe_kernel = cuda_describe_kernel,
+    .order_after = cuda_order_after,
+    .point_state = cuda_point_state,
+    .state_in_stream_order = true,
+    .submit = cuda_submit,
     .complete = cuda_complete,
     .release = cuda_release,
     .arm_doorbell = devrt_polled_arm_doorbell,

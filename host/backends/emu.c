@@ -350,8 +350,9 @@ static void close_image(struct emu_module *m)
         close(m->copy);
 }
 
-static int emu_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+static int emu_load(devrt_module *module, struct devrt_state ***state_variable)
 {
+    const char *path = module->path;
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
@@ -400,24 +401,20 @@ static void *kernel_symbol(struct emu_module *m, const char *prefix, const char 
 }
 
 /*
- * Against the signature DEVRT_KERNELn recorded: the call would otherwise read registers or
- * stack that no argument was put in. A kernel without DEVRT_KERNELn's caller (a plain
- * function, or an image built against an older devrt) is called through libffi, which
- * cannot pass a struct by value: how the host ABI passes one depends on its fields' types.
+ * What DEVRT_KERNELn recorded: the call would otherwise read registers or stack that no
+ * argument was put in. A kernel without DEVRT_KERNELn's caller (a plain function, or an
+ * image built against an older devrt) is called through libffi, which cannot pass a struct
+ * by value: how the host ABI passes one depends on its fields' types.
  */
-static int check_signature(devrt_module *module, const char *kernel, const struct devrt_arg *args,
-                           size_t arg_count, devrt_emu_call_fn **call)
+static int emu_describe_kernel(devrt_module *module, const char *kernel,
+                               struct devrt_kernel_description *description)
 {
     struct emu_module *m = module->backend;
-    *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
-    if (!*call)
-        for (size_t i = 0; i < arg_count; ++i)
-            if (!devrt_emu_ffi_type(args[i].type))
-                return devrt_fail(DEVRT_ERROR_ARGUMENTS,
-                                  "kernel %s: argument %zu is %zu bytes by value, which the "
-                                  "emulation passes only to kernels declared with DEVRT_KERNELn "
-                                  "against this devrt",
-                                  kernel, i + 1, devrt_arg_size(&args[i]));
+    if (!dlsym(m->handle, kernel))
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+    if (!kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel))
+        description->no_bytes_by_value = "which the emulation passes only to kernels declared "
+                                         "with DEVRT_KERNELn against this devrt";
     const struct devrt_emu_signature *signature =
         kernel_symbol(m, DEVRT_EMU_SIGNATURE_PREFIX, kernel);
     if (!signature)
@@ -425,18 +422,9 @@ static int check_signature(devrt_module *module, const char *kernel, const struc
     if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the signature of kernel %s says %u parameters",
                           module->path, kernel, signature->count);
-    return devrt_check_arguments(kernel, signature->size, signature->count, args, arg_count);
-}
-
-/* What emu_launch refuses before it starts a lane, for launches queued to run later. */
-static int emu_check(devrt_module *module, const char *kernel, const struct devrt_arg *args,
-                     size_t arg_count)
-{
-    struct emu_module *m = module->backend;
-    if (!dlsym(m->handle, kernel))
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
-    devrt_emu_call_fn *call;
-    return check_signature(module, kernel, args, arg_count, &call);
+    description->param_sizes = signature->size;
+    description->param_count = signature->count;
+    return DEVRT_SUCCESS;
 }
 
 #define EMU_ARG_ALIGN 64u
@@ -455,10 +443,8 @@ static int emu_launch(devrt_module *module, const char *kernel,
     void (*fn)(void) = (void (*)(void))dlsym(m->handle, kernel);
     if (!fn)
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
-    devrt_emu_call_fn *call;
-    int status = check_signature(module, kernel, args, arg_count, &call);
-    if (status != DEVRT_SUCCESS)
-        return status;
+    /* Its arguments passed describe_kernel's check (launch.c). */
+    devrt_emu_call_fn *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
 
     void *values[arg_count ? arg_count : 1];
     ffi_type *types[arg_count ? arg_count : 1];
@@ -476,7 +462,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's arguments", kernel);
     for (size_t i = 0, at = 0; i < arg_count; ++i) {
         values[i] = (void *)devrt_arg_data(&args[i]); /* read only, by libffi or the caller */
-        types[i] = devrt_emu_ffi_type(args[i].type);  /* each known: check_signature */
+        types[i] = devrt_emu_ffi_type(args[i].type);  /* each known: describe_kernel */
         if (args[i].type == DEVRT_ARG_BYTES) {
             values[i] = memcpy(copy + at, values[i], args[i].size);
             at += aligned_size(args[i].size);
@@ -506,6 +492,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
                            : 0,
         .deadline = devrt_deadline(config->timeout_ns),
     };
+    int status = DEVRT_SUCCESS;
     switch (devrt_emu_run_grid(&grid)) {
     case DEVRT_EMU_GRID_DONE: status = DEVRT_SUCCESS; break;
     case DEVRT_EMU_GRID_STOPPED:
@@ -549,7 +536,6 @@ static void emu_ring_doorbell(devrt_device *device)
 }
 
 const struct devrt_backend_ops devrt_emu_backend = {
-    .kind = DEVRT_BACKEND_EMU,
     .open = emu_open,
     .close = emu_close,
     .alloc = emu_alloc,
@@ -560,7 +546,8 @@ const struct devrt_backend_ops devrt_emu_backend = {
     .load = emu_load,
     .unload = emu_unload,
     .launch = emu_launch,
-    .check = emu_check,
+    .describe_kernel = emu_describe_kernel,
+    .stops_kernels = true,
     .arm_doorbell = emu_arm_doorbell,
     .wait_doorbell = emu_wait_doorbell,
     .ring_doorbell = emu_ring_doorbell,

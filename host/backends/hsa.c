@@ -225,19 +225,19 @@ static bool handler_registered;
 
 struct hsa_module {
     hsa_executable_t executable;
-    hsa_code_object_reader_t reader;
-    char *image; /* the code object's bytes, which the loader points into */
-    size_t image_size;
+    hsa_code_object_reader_t reader; /* reads module->image, which outlives it (module.c) */
+    /* The code object's metadata, read once at the load: every launch packs from it. */
+    struct devrt_amdgpu_metadata *metadata;
 };
 
-/* Everything of M, as far as hsa_load made it: the image last, once no reader holds it. */
+/* Everything of M, as far as hsa_load made it. */
 static void hsa_unload_backend(struct hsa_module *m)
 {
     if (m->executable.handle)
         hsa.hsa_executable_destroy(m->executable);
     if (m->reader.handle)
         hsa.hsa_code_object_reader_destroy(m->reader);
-    free(m->image);
+    devrt_amdgpu_metadata_free(m->metadata);
     free(m);
 }
 
@@ -717,26 +717,26 @@ static void hsa_close(devrt_device *device)
     release_backend(device);
 }
 
-static int hsa_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+static int hsa_load(devrt_module *module, struct devrt_state ***state_variable)
 {
     struct hsa_backend *b = module->device->backend;
-    /* Refused here with both names, not by the loader with a bare error code. */
-    if (module->metadata && b->isa[0] &&
-        devrt_amdgpu_check_target(module->metadata, path, b->isa) != DEVRT_SUCCESS)
-        return DEVRT_ERROR_IMAGE;
+    const char *path = module->path;
     struct hsa_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
-    /* The loader keeps reading the image through its loaded code object (debuggers and
-       profilers ask for it): it lives as long as the executable (hsa_unload frees it). */
-    m->image = devrt_read_image(path, &m->image_size);
-    if (!m->image) {
-        free(m);
-        return DEVRT_ERROR_IMAGE;
+    /* What each kernel takes is then checked at every launch, and a file that is no code
+       object is refused here with the reason, whatever the loader would make of it. */
+    int checked = devrt_amdgpu_metadata_read(module->image, module->image_size, path, &m->metadata);
+    /* Refused here with both names, not by the loader with a bare error code. */
+    if (checked == DEVRT_SUCCESS && b->isa[0])
+        checked = devrt_amdgpu_check_target(m->metadata, path, b->isa);
+    if (checked != DEVRT_SUCCESS) {
+        hsa_unload_backend(m);
+        return checked;
     }
     const char *step = "reading the code object";
-    hsa_status_t status =
-        hsa.hsa_code_object_reader_create_from_memory(m->image, m->image_size, &m->reader);
+    hsa_status_t status = hsa.hsa_code_object_reader_create_from_memory(
+        module->image, module->image_size, &m->reader);
     if (status == HSA_STATUS_SUCCESS) {
         step = "creating the executable";
         status = hsa.hsa_executable_create_alt(
@@ -867,13 +867,61 @@ static bool queue_has_room(hsa_queue_t *queue)
            queue->size;
 }
 
-static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
-                       const struct devrt_arg *args, size_t arg_count)
+/* A full queue drains, unless it failed: then the launch fails with it (hsa_complete). Only
+   one launch is queued at a time (launch.c's lock): the room stays till the packet. */
+static bool hsa_queue_full(devrt_device *device)
 {
+    struct hsa_backend *b = device->backend;
+    const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
+    return !queue_has_room(current->queue) &&
+           !__atomic_load_n(&current->failed, __ATOMIC_ACQUIRE) && !faulted(b);
+}
+
+static bool hsa_ended(const struct devrt_launch_entry *entry)
+{
+    const struct hsa_launch *l = entry->backend[0];
+    return !l || launch_ended(entry->module->device->backend, l);
+}
+
+static int hsa_describe_kernel(devrt_module *module, const char *kernel,
+                               struct devrt_kernel_description *description)
+{
+    const struct hsa_module *m = module->backend;
+    const struct devrt_amdgpu_kernel *k;
+    int status = devrt_amdgpu_find_kernel(m->metadata, module->path, kernel, &k);
+    if (status == DEVRT_SUCCESS) {
+        description->param_sizes = k->explicit_sizes;
+        description->param_count = k->explicit_count;
+    }
+    return status;
+}
+
+static uint32_t hsa_rpc_lanes(devrt_module *module)
+{
+    const struct hsa_module *m = module->backend;
+    return devrt_amdgpu_rpc_lanes(m->metadata, module->device->wave_size);
+}
+
+/* A store through the copy engine, made at once: launch.c has waited for the launch before
+   to end (state_in_stream_order is false). The queue's barrier bits run the launch after
+   that one and any kernel past its timeout; a raise of a runaway may land in the new record. */
+static int hsa_point_state(struct devrt_launch_entry *entry)
+{
+    devrt_module *module = entry->module;
+    struct hsa_backend *b = module->device->backend;
+    if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) == 0)
+        return DEVRT_SUCCESS;
+    if (faulted(b))
+        return fault_lost(module, b);
+    return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
+}
+
+static int hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *args,
+                      size_t arg_count)
+{
+    devrt_module *module = entry->module;
     struct hsa_backend *b = module->device->backend;
     struct hsa_module *m = module->backend;
-    if (!module->metadata)
-        return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no AMDGPU metadata", module->path);
     /* The queue's address is only for device-side enqueue, which devrt does not use: the
        packet may go to a queue that replaced this one meanwhile. */
     const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
@@ -882,13 +930,8 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         .group_segment_limit = b->group_segment_limit,
         .queue_address = (uint64_t)(uintptr_t)current->queue,
     };
-    /* A full queue drains, unless it failed: then the launch fails with it (hsa_complete).
-       Only one enqueue runs at a time (launch.c's lock): the room stays till the packet. */
-    if (!queue_has_room(current->queue) && !__atomic_load_n(&current->failed, __ATOMIC_ACQUIRE) &&
-        !faulted(b))
-        return DEVRT_ENQUEUE_NOT_YET;
     struct devrt_amdgpu_dispatch dispatch;
-    int status = devrt_amdgpu_dispatch_make(module->metadata, module->path, &agent, entry->kernel,
+    int status = devrt_amdgpu_dispatch_make(m->metadata, module->path, &agent, entry->kernel,
                                             &entry->config, args, arg_count, &dispatch);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -901,23 +944,6 @@ static int hsa_enqueue(devrt_module *module, struct devrt_launch_entry *entry,
         devrt_amdgpu_dispatch_free(&dispatch);
         return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: the loader has no kernel %s", module->path,
                           dispatch.kernel->symbol);
-    }
-    if (entry->new_slot) {
-        /* Not while a kernel of the module runs on past its timeout: it, and so the launch
-           before this one, may never end. The queue's barrier bits still run this launch
-           after both; meanwhile a raise of the runaway may land in this launch's record. */
-        const struct devrt_launch_entry *after = entry->after;
-        const struct hsa_launch *before = after ? after->backend[0] : NULL;
-        if (before && !entry->after_runaway && !launch_ended(b, before)) {
-            devrt_amdgpu_dispatch_free(&dispatch);
-            return DEVRT_ENQUEUE_NOT_YET;
-        }
-        if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) != 0) {
-            devrt_amdgpu_dispatch_free(&dispatch);
-            if (faulted(b))
-                return fault_lost(module, b);
-            return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
-        }
     }
     struct hsa_launch *l = calloc(1, sizeof *l);
     if (!l) {
@@ -1092,7 +1118,6 @@ static int hsa_local_cpus(const devrt_device *device, char *list, size_t size)
 }
 
 const struct devrt_backend_ops devrt_hsa_backend = {
-    .kind = DEVRT_BACKEND_HSA,
     .open = hsa_open,
     .close = hsa_close,
     .alloc = hsa_alloc_memory,
@@ -1101,7 +1126,12 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .write = hsa_write,
     .load = hsa_load,
     .unload = hsa_unload,
-    .enqueue = hsa_enqueue,
+    .describe_kernel = hsa_describe_kernel,
+    .rpc_lanes = hsa_rpc_lanes,
+    .queue_full = hsa_queue_full,
+    .point_state = hsa_point_state,
+    .ended = hsa_ended,
+    .submit = hsa_submit,
     .complete = hsa_complete,
     .release = hsa_release,
     .stop_runaways = hsa_stop_runaways,

@@ -1,166 +1,7 @@
-/*
- * Kernel arguments against the kernel's parameters as its image records them: the one check
- * and its message, for every backend and for devrt_image_check_args, which needs no device.
- */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdio.h>
+/* devrt_image_check_args: a kernel's arguments against an image, before any device. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime.h"
-
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-#include "amdgpu_metadata.h"
-#endif
-
-/* Pinned: programs built against an earlier host.h pass arrays of this struct. */
-_Static_assert(offsetof(struct devrt_arg, type) == 0, "devrt_arg.type moved");
-_Static_assert(offsetof(struct devrt_arg, size) == 4, "devrt_arg.size must stay in the padding");
-_Static_assert(offsetof(struct devrt_arg, value) == 8, "devrt_arg.value moved");
-_Static_assert(sizeof(struct devrt_arg) == 16, "devrt_arg grew");
-
-size_t devrt_arg_size(const struct devrt_arg *arg)
-{
-    switch (arg->type) {
-    case DEVRT_ARG_BYTES: return arg->size;
-    case DEVRT_ARG_I8:
-    case DEVRT_ARG_U8: return 1;
-    case DEVRT_ARG_I16:
-    case DEVRT_ARG_U16: return 2;
-    case DEVRT_ARG_I32:
-    case DEVRT_ARG_U32:
-    case DEVRT_ARG_F32: return 4;
-    default: return 8;
-    }
-}
-
-const void *devrt_arg_data(const struct devrt_arg *arg)
-{
-    return arg->type == DEVRT_ARG_BYTES ? arg->value.pointer : (const void *)&arg->value;
-}
-
-static const char *arg_type_name(enum devrt_arg_type type)
-{
-    switch (type) {
-    case DEVRT_ARG_POINTER: return "pointer";
-    case DEVRT_ARG_I8: return "i8";
-    case DEVRT_ARG_U8: return "u8";
-    case DEVRT_ARG_I16: return "i16";
-    case DEVRT_ARG_U16: return "u16";
-    case DEVRT_ARG_I32: return "i32";
-    case DEVRT_ARG_U32: return "u32";
-    case DEVRT_ARG_I64: return "i64";
-    case DEVRT_ARG_U64: return "u64";
-    case DEVRT_ARG_F32: return "f32";
-    case DEVRT_ARG_F64: return "f64";
-    case DEVRT_ARG_BYTES: return "bytes";
-    }
-    return NULL;
-}
-
-static const char *arg_type_label(enum devrt_arg_type type)
-{
-    const char *name = arg_type_name(type);
-    return name ? name : "unknown";
-}
-
-int devrt_check_arg_types(const char *caller, const struct devrt_arg *args, size_t arg_count)
-{
-    for (size_t i = 0; i < arg_count; ++i) {
-        const struct devrt_arg *a = &args[i];
-        if (!arg_type_name(a->type))
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "%s: argument %zu has no devrt_arg_type (%u)", caller, i + 1,
-                              (unsigned)a->type);
-        if (a->type == DEVRT_ARG_BYTES && (!a->size || !a->value.pointer))
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "%s: argument %zu is %u bytes at %p; DEVRT_ARG_BYTES takes at "
-                              "least one byte at a valid address",
-                              caller, i + 1, a->size, a->value.pointer);
-        /* What a positional initializer written for an older devrt_arg leaves. */
-        if (a->type != DEVRT_ARG_BYTES && a->size)
-            return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                              "%s: argument %zu, a %s, has a size (%u), which only "
-                              "DEVRT_ARG_BYTES has; make arguments with the DEVRT_ARG_* macros "
-                              "or by field name",
-                              caller, i + 1, arg_type_name(a->type), a->size);
-    }
-    return DEVRT_SUCCESS;
-}
-
-/* A message of bounded length: what does not fit is cut, the rest is kept. */
-struct message {
-    char text[1024];
-    size_t used;
-};
-
-static void add(struct message *m, const char *format, ...) __attribute__((format(printf, 2, 3)));
-
-static void add(struct message *m, const char *format, ...)
-{
-    if (m->used >= sizeof m->text - 1)
-        return;
-    va_list args;
-    va_start(args, format);
-    int n = vsnprintf(m->text + m->used, sizeof m->text - m->used, format, args);
-    va_end(args);
-    if (n > 0)
-        m->used += (size_t)n < sizeof m->text - m->used ? (size_t)n : sizeof m->text - 1 - m->used;
-}
-
-int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
-                          const struct devrt_arg *args, size_t arg_count)
-{
-    size_t differs = 0; /* the first argument whose size is not its parameter's, from 1 */
-    if (count == arg_count)
-        for (size_t i = 0; i < count && !differs; ++i)
-            if (devrt_arg_size(&args[i]) != sizes[i])
-                differs = i + 1;
-    if (count == arg_count && !differs)
-        return DEVRT_SUCCESS;
-
-    struct message m = {.used = 0};
-    add(&m, "kernel %s takes %zu argument%s", kernel, count, count == 1 ? "" : "s");
-    for (size_t i = 0; i < count; ++i)
-        add(&m, "%s%u bytes%s", i ? ", " : " (", sizes[i], i + 1 == count ? ")" : "");
-    add(&m, ", given %zu", arg_count);
-    for (size_t i = 0; i < arg_count; ++i)
-        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_label(args[i].type),
-            devrt_arg_size(&args[i]), i + 1 == arg_count ? ")" : "");
-    if (differs)
-        add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
-            devrt_arg_size(&args[differs - 1]), sizes[differs - 1]);
-    return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
-}
-
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
-                                      const char *path, const char *kernel,
-                                      const struct devrt_arg *args, size_t arg_count)
-{
-    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(metadata, kernel);
-    if (!k) {
-        struct message m = {.used = 0};
-        add(&m, "%s: no kernel %s; it has", path, kernel);
-        for (size_t i = 0; i < metadata->kernel_count; ++i)
-            add(&m, "%s %s", i ? "," : "", metadata->kernels[i].name);
-        if (!metadata->kernel_count)
-            add(&m, " none");
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s", m.text);
-    }
-    uint32_t *sizes = malloc((k->explicit_count ? k->explicit_count : 1) * sizeof *sizes);
-    if (!sizes)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory to check %s's arguments", kernel);
-    size_t count = 0;
-    for (size_t i = 0; i < k->arg_count; ++i)
-        if (!k->args[i].hidden)
-            sizes[count++] = k->args[i].size;
-    int status = devrt_check_arguments(kernel, sizes, count, args, arg_count);
-    free(sizes);
-    return status;
-}
-#endif
 
 int devrt_image_check_args(const char *path, enum devrt_backend backend, const char *kernel,
                            const struct devrt_arg *args, size_t arg_count)
@@ -174,23 +15,16 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
     char *image = devrt_read_image(path, &size);
     if (!image)
         return DEVRT_ERROR_IMAGE;
-    if (backend == DEVRT_BACKEND_AUTO)
-        backend = devrt_image_backend(path);
-    else
-        status = devrt_image_check_backend(path, backend);
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    /* AUTO: the image's kind; the others first refuse an image of another kind. */
+    const struct devrt_backend_entry *entry =
+        backend == DEVRT_BACKEND_AUTO
+            ? devrt_backend_sniff((const unsigned char *)image, size < 64 ? size : 64)
+            : devrt_backend_entry(backend);
+    if (backend != DEVRT_BACKEND_AUTO)
+        status = devrt_image_check_kind(image, size, path, backend);
     /* The other images say what their kernels take only once loaded (devrt_launch checks). */
-    if (status == DEVRT_SUCCESS && backend == DEVRT_BACKEND_HSA) {
-        struct devrt_amdgpu_metadata *metadata;
-        status = devrt_amdgpu_metadata_read(image, size, path, &metadata);
-        if (status == DEVRT_SUCCESS) {
-            status = devrt_check_code_object_arguments(metadata, path, kernel, args, arg_count);
-            devrt_amdgpu_metadata_free(metadata);
-        }
-    }
-#else
-    (void)backend;
-#endif
+    if (status == DEVRT_SUCCESS && entry && entry->check_image_args)
+        status = entry->check_image_args(image, size, path, kernel, args, arg_count);
     free(image);
     return status;
 }

@@ -85,8 +85,9 @@ static void attach_close(devrt_device *device)
 }
 
 /* The module is loaded already: find __devrt_state, and keep what it holds to restore it. */
-static int attach_load(devrt_module *module, const char *path, struct devrt_state ***state_variable)
+static int attach_load(devrt_module *module, struct devrt_state ***state_variable)
 {
+    const char *path = module->path;
     struct attachment *a = attachment_of(module->device);
     void *address = NULL;
     size_t size = 0;
@@ -115,7 +116,6 @@ static void attach_describe(const devrt_device *device, struct devrt_device_info
 
 /* No launch, check or queue: the program launches. */
 static const struct devrt_backend_ops attach_ops = {
-    .kind = DEVRT_BACKEND_AUTO,
     .open = attach_open,
     .close = attach_close,
     .alloc = attach_alloc,
@@ -123,6 +123,7 @@ static const struct devrt_backend_ops attach_ops = {
     .read = attach_copy,
     .write = attach_copy,
     .load = attach_load,
+    .loaded_by_program = true,
     .unload = attach_unload,
     .arm_doorbell = devrt_polled_arm_doorbell,
     .wait_doorbell = devrt_polled_wait_doorbell,
@@ -153,7 +154,7 @@ int devrt_attach(const struct devrt_attach_api *api, void *context, const char *
     a->api = *api;
     a->context = context;
     devrt_device *device = NULL;
-    int status = devrt_device_create(&attach_ops, a, 0, options, &device);
+    int status = devrt_device_create(DEVRT_BACKEND_AUTO, &attach_ops, a, 0, options, &device);
     if (status != DEVRT_SUCCESS) {
         if (api->release)
             api->release(context);

@@ -1,5 +1,4 @@
 /* Devices: choosing a backend, opening it, its memory, and its server. */
-#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,62 +7,6 @@
 #include <time.h>
 
 #include "runtime.h"
-
-#ifndef EM_AMDGPU
-#define EM_AMDGPU 224
-#endif
-
-static const struct devrt_backend_ops *backend_ops(enum devrt_backend backend)
-{
-    switch (backend) {
-#ifdef DEVRT_HAVE_EMU
-    case DEVRT_BACKEND_EMU: return &devrt_emu_backend;
-#endif
-#ifdef DEVRT_HAVE_CUDA
-    case DEVRT_BACKEND_CUDA: return &devrt_cuda_backend;
-#endif
-#ifdef DEVRT_HAVE_HSA
-    case DEVRT_BACKEND_HSA: return &devrt_hsa_backend;
-#endif
-    default: return NULL;
-    }
-}
-
-const char *devrt_backend_name(enum devrt_backend backend)
-{
-    switch (backend) {
-    case DEVRT_BACKEND_AUTO: return "auto";
-    case DEVRT_BACKEND_HSA: return "hsa";
-    case DEVRT_BACKEND_EMU: return "emu";
-    case DEVRT_BACKEND_CUDA: return "cuda";
-    case DEVRT_BACKEND_HIP: return "hip";
-    }
-    return "unknown";
-}
-
-enum devrt_backend devrt_image_backend(const char *path)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return DEVRT_BACKEND_AUTO;
-    unsigned char head[64] = {0};
-    size_t n = fread(head, 1, sizeof head, file);
-    fclose(file);
-    if (n >= sizeof(Elf64_Ehdr) && memcmp(head, ELFMAG, SELFMAG) == 0 &&
-        head[EI_CLASS] == ELFCLASS64) {
-        Elf64_Ehdr header;
-        memcpy(&header, head, sizeof header);
-        if (header.e_machine == EM_AMDGPU)
-            return DEVRT_BACKEND_HSA;
-        if (header.e_type == ET_DYN)
-            return DEVRT_BACKEND_EMU;
-        return DEVRT_BACKEND_AUTO;
-    }
-    /* PTX is text and says so near its top. */
-    if (memmem(head, n, ".version", 8) || memmem(head, n, "//", 2))
-        return DEVRT_BACKEND_CUDA;
-    return DEVRT_BACKEND_AUTO;
-}
 
 uint64_t devrt_now_ns(void)
 {
@@ -81,12 +24,13 @@ uint64_t devrt_deadline(uint64_t timeout_ns)
     return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 }
 
-int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
-                        const struct devrt_device_options *options, devrt_device **out)
+int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops *ops, void *backend,
+                        int index, const struct devrt_device_options *options, devrt_device **out)
 {
     devrt_device *device = calloc(1, sizeof *device);
     if (!device)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
+    device->kind = kind;
     device->ops = ops;
     device->backend = backend;
     if (options) {
@@ -121,20 +65,18 @@ int devrt_device_open(enum devrt_backend backend, int index,
     if (!out)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
     *out = NULL;
-    if (backend != DEVRT_BACKEND_HSA && backend != DEVRT_BACKEND_EMU &&
-        backend != DEVRT_BACKEND_CUDA)
+    const struct devrt_backend_entry *entry = devrt_backend_entry(backend);
+    if (!entry)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                          "devrt_device_open: backend %d is not one a device is opened on "
-                          "(DEVRT_BACKEND_HSA, _EMU or _CUDA)",
+                          "devrt_device_open: backend %d is not one a device is opened on",
                           (int)backend);
     if (index < 0)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: device index %d",
                           index);
-    const struct devrt_backend_ops *ops = backend_ops(backend);
-    if (!ops)
+    if (!entry->ops)
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "the %s backend is not built into this runtime",
-                          devrt_backend_name(backend));
-    return devrt_device_create(ops, NULL, index, options, out);
+                          entry->name);
+    return devrt_device_create(backend, entry->ops, NULL, index, options, out);
 }
 
 void devrt_device_close(devrt_device *device)
@@ -151,7 +93,12 @@ void devrt_device_close(devrt_device *device)
 
 enum devrt_backend devrt_device_backend(const devrt_device *device)
 {
-    return device ? device->ops->kind : DEVRT_BACKEND_AUTO;
+    return device ? device->kind : DEVRT_BACKEND_AUTO;
+}
+
+int devrt_device_stops_kernels(const devrt_device *device)
+{
+    return device && device->ops->stops_kernels;
 }
 
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info)

@@ -29,7 +29,37 @@
 
 static bool has_queues(const devrt_device *device)
 {
-    return device->ops->enqueue != NULL;
+    return device->ops->submit != NULL;
+}
+
+/*
+ * E to the backend's queue, after everything the module queued before it: the launch
+ * before it on another stream and the latest kernel past its timeout are waited for on E's
+ * stream, then the state is pointed at E's record, then the kernel goes. Where the backend
+ * writes the state at once rather than in stream order, it must wait for the launch before
+ * to end first: a raise of that launch would otherwise land in E's record. DEVRT_ENQUEUE_NOT_YET,
+ * with nothing done, while E must wait. Under the lock.
+ */
+static int enqueue(devrt_module *module, struct devrt_launch_entry *e, const struct devrt_arg *args,
+                   size_t arg_count)
+{
+    const struct devrt_backend_ops *ops = module->device->ops;
+    if (ops->queue_full && ops->queue_full(module->device))
+        return DEVRT_ENQUEUE_NOT_YET;
+    /* Not past a runaway: it may never end. The queue still runs E after it. */
+    if (e->new_slot && !ops->state_in_stream_order && e->after && !e->after_runaway &&
+        !ops->ended(e->after))
+        return DEVRT_ENQUEUE_NOT_YET;
+    int status = DEVRT_SUCCESS;
+    if (ops->order_after && e->after && e->after->stream != e->stream)
+        status = ops->order_after(e, e->after);
+    if (status == DEVRT_SUCCESS && ops->order_after && e->after_runaway)
+        status = ops->order_after(e, e->after_runaway);
+    if (status == DEVRT_SUCCESS && e->new_slot)
+        status = ops->point_state(e);
+    if (status == DEVRT_SUCCESS)
+        status = ops->submit(e, args, arg_count);
+    return status;
 }
 
 void devrt_launches_init(devrt_device *device)
@@ -253,7 +283,7 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
     if (e->id)
         e->id = l->next_id++;
     if (has_queues(device)) {
-        int status = device->ops->enqueue(module, e, args, arg_count);
+        int status = enqueue(module, e, args, arg_count);
         e->after = e->after_runaway = NULL;
         if (status != DEVRT_SUCCESS) {
             __atomic_fetch_sub(&module->launches_queued, 1, __ATOMIC_RELAXED);
@@ -718,11 +748,6 @@ int devrt_launch_async(devrt_module *module, const char *kernel,
     if (stream && stream->device != device)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
                           "devrt_launch_async: the stream belongs to another device");
-    if (!has_queues(device) && device->ops->check) {
-        status = device->ops->check(module, kernel, args, arg_count);
-        if (status != DEVRT_SUCCESS)
-            return status;
-    }
     struct devrt_launch_entry *e = calloc(1, sizeof *e);
     char *name = strdup(kernel);
     struct devrt_arg *copy = NULL;

@@ -12,10 +12,6 @@
 #include "geometry.h"
 #include "runtime.h"
 
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-#include "amdgpu_metadata.h"
-#endif
-
 /* The backend's default: enough ports for every wave the device can hold at once. */
 #define DEVRT_DEFAULT_PORTS 1024u
 
@@ -103,11 +99,7 @@ static int attach_state(devrt_module *module, uint64_t since)
     struct devrt_rpc_channel *c = &module->host_channel;
     /* The lanes a request may name: an amdgcn image's kernels may run waves wider than the
        GPU's own (-mwavefrontsize64 on gfx10 and later); each buffer has room for 64. */
-    uint32_t lanes = device->wave_size;
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-    if (module->metadata)
-        lanes = devrt_amdgpu_rpc_lanes(module->metadata, device->wave_size);
-#endif
+    uint32_t lanes = ops->rpc_lanes ? ops->rpc_lanes(module) : device->wave_size;
     *c = (struct devrt_rpc_channel){
         .port_count = ports,
         .wave_size = lanes,
@@ -155,35 +147,10 @@ static int attach_state(devrt_module *module, uint64_t since)
     return DEVRT_SUCCESS;
 }
 
-static void free_metadata(devrt_module *module)
+static void free_image(devrt_module *module)
 {
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-    devrt_amdgpu_metadata_free(module->metadata);
-#endif
-    module->metadata = NULL;
-}
-
-/*
- * An amdgcn code object's metadata, read before the backend sees the file: what each kernel
- * takes is then checked at every launch, and a file that is no code object is refused here
- * with the reason, whatever the backend's loader would make of it.
- */
-static int read_metadata(devrt_module *module)
-{
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-    if (module->device->ops->kind != DEVRT_BACKEND_HSA)
-        return DEVRT_SUCCESS;
-    size_t size;
-    char *image = devrt_read_image(module->path, &size);
-    if (!image)
-        return DEVRT_ERROR_IMAGE;
-    int status = devrt_amdgpu_metadata_read(image, size, module->path, &module->metadata);
-    free(image);
-    return status;
-#else
-    (void)module;
-    return DEVRT_SUCCESS;
-#endif
+    free(module->image);
+    module->image = NULL;
 }
 
 int devrt_module_load(devrt_device *device, const char *path, devrt_module **out)
@@ -206,11 +173,16 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
     pthread_mutex_init(&module->output_lock, NULL);
     struct devrt_module_info *info = &module->info;
     uint64_t start = devrt_now_ns();
-    int status = devrt_image_check_backend(path, device->ops->kind);
+    /* Read once: the kind is told from it, and the backend loads it from memory. */
+    int status = DEVRT_SUCCESS;
+    if (!device->ops->loaded_by_program) {
+        module->image = devrt_read_image(path, &module->image_size);
+        status = module->image
+                     ? devrt_image_check_kind(module->image, module->image_size, path, device->kind)
+                     : DEVRT_ERROR_IMAGE;
+    }
     if (status == DEVRT_SUCCESS)
-        status = read_metadata(module);
-    if (status == DEVRT_SUCCESS)
-        status = device->ops->load(module, path, &module->state_variable);
+        status = device->ops->load(module, &module->state_variable);
     uint64_t loaded = devrt_now_ns();
     info->load_image_ns = loaded - start;
     if (status == DEVRT_SUCCESS) {
@@ -227,7 +199,7 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
         }
     }
     if (status != DEVRT_SUCCESS) {
-        free_metadata(module);
+        free_image(module);
         pthread_mutex_destroy(&module->error_lock);
         pthread_mutex_destroy(&module->output_lock);
         free(module->path);
@@ -262,8 +234,9 @@ void devrt_module_unload(devrt_module *module)
     } else {
         device->ops->unload(module);
         free_channel(module);
+        /* Left with the code when a kernel keeps it: the loader may read it still. */
+        free_image(module);
     }
-    free_metadata(module);
     pthread_mutex_destroy(&module->error_lock);
     pthread_mutex_destroy(&module->output_lock);
     free(module->path);
@@ -362,6 +335,22 @@ static void describe_exception(devrt_module *module, const char *kernel,
                  report->line);
 }
 
+/* ARGS against what KERNEL takes, as the backend's describe_kernel says. */
+int devrt_check_launch_args(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                            size_t arg_count)
+{
+    struct devrt_kernel_description d = {0};
+    int status = module->device->ops->describe_kernel(module, kernel, &d);
+    for (size_t i = 0; status == DEVRT_SUCCESS && d.no_bytes_by_value && i < arg_count; ++i)
+        if (args[i].type == DEVRT_ARG_BYTES)
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS,
+                                "kernel %s: argument %zu is %zu bytes by value, %s", kernel, i + 1,
+                                devrt_arg_size(&args[i]), d.no_bytes_by_value);
+    if (status == DEVRT_SUCCESS && d.param_sizes)
+        status = devrt_check_arguments(kernel, d.param_sizes, d.param_count, args, arg_count);
+    return status;
+}
+
 /* What devrt_launch and devrt_launch_async refuse before anything is queued. */
 int devrt_validate_launch(devrt_module *module, const char *kernel,
                           const struct devrt_launch_config *config, const struct devrt_arg *args,
@@ -377,11 +366,8 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
     int status = devrt_check_geometry(config);
     if (status == DEVRT_SUCCESS)
         status = devrt_check_arg_types("devrt_launch", args, arg_count);
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-    if (status == DEVRT_SUCCESS && module->metadata)
-        status = devrt_check_code_object_arguments(module->metadata, module->path, kernel, args,
-                                                   arg_count);
-#endif
+    if (status == DEVRT_SUCCESS)
+        status = devrt_check_launch_args(module, kernel, args, arg_count);
     return status;
 }
 

@@ -11,86 +11,11 @@
 #include <devrt/host.h>
 #include <devrt/rpc.h>
 
+#include "backend.h"
+#include "codeobject.h"
 #include "faults.h"
 #include "placement.h"
 #include "text.h"
-
-enum devrt_memory {
-    DEVRT_MEMORY_DEVICE, /* device memory, zeroed: a module's initial state and tables */
-    DEVRT_MEMORY_HOST,   /* host-visible memory, zeroed: exception records, user data */
-    /* Host-visible memory as it comes: RPC buffers, which the device writes before the host
-       reads them, and mailboxes, which the host zeroes itself. */
-    DEVRT_MEMORY_HOST_RAW,
-    /*
-     * Device memory as it comes, for the heap's slabs, which the host lays out itself. The
-     * server asks for it while a kernel waits: zeroing device memory is work on the GPU,
-     * which can queue behind that kernel when it fills the GPU, and then neither ends.
-     */
-    DEVRT_MEMORY_DEVICE_RAW
-};
-
-struct devrt_launch_entry;
-
-/* What each backend provides. Device addresses are plain pointers on every backend. */
-struct devrt_backend_ops {
-    enum devrt_backend kind;
-    /* Opens the device, sets wave_size and allocates the doorbell. */
-    int (*open)(devrt_device *device, int index);
-    void (*close)(devrt_device *device);
-    void *(*alloc)(devrt_device *device, size_t size, enum devrt_memory memory);
-    void (*free)(devrt_device *device, void *ptr, enum devrt_memory memory);
-    /* Copies that fail, rather than fault, on an address the device made up. */
-    int (*read)(devrt_device *device, void *dst, const void *src, size_t size);
-    int (*write)(devrt_device *device, void *dst, const void *src, size_t size);
-    /*
-     * Optional: a read the server may make while it serves a request, because it needs no
-     * work of the GPU's that could wait behind the kernel (CUDA's copy engines, the
-     * emulation's own memory). Where there is one, long raw writes leave their bytes in
-     * device memory for the server (DEVRT_STATE_OUTPUT_BY_ADDRESS).
-     */
-    int (*read_serving)(devrt_device *device, void *dst, const void *src, size_t size);
-    /* Load the image and return the address of its __devrt_state variable. */
-    int (*load)(devrt_module *module, const char *path, struct devrt_state ***state_variable);
-    void (*unload)(devrt_module *module);
-    /* Run a kernel to completion (the backends without enqueue: launch.c calls it). */
-    int (*launch)(devrt_module *module, const char *kernel,
-                  const struct devrt_launch_config *config, const struct devrt_arg *args,
-                  size_t arg_count);
-    /* Optional, with launch: refuse when queued what launch would refuse when run. */
-    int (*check)(devrt_module *module, const char *kernel, const struct devrt_arg *args,
-                 size_t arg_count);
-    /*
-     * Backends with queues of their own (launch.c, "Launches"). enqueue queues ENTRY on its
-     * stream after every earlier launch of the module, pointing the module's state at
-     * entry->slot first when entry->new_slot; complete waits until it has ended
-     * (DEVRT_ERROR_LAUNCH with the error set if it failed), or until DEADLINE_NS
-     * (devrt_now_ns; 0: none) has passed (DEVRT_ERROR_TIMEOUT: the kernel runs on, since
-     * these backends cannot stop it); release gives back what
-     * enqueue took, once launch.c no longer orders anything after the entry.
-     */
-    int (*stream_create)(devrt_stream *stream);
-    void (*stream_destroy)(devrt_stream *stream);
-    int (*enqueue)(devrt_module *module, struct devrt_launch_entry *entry,
-                   const struct devrt_arg *args, size_t arg_count);
-    /* What enqueue returns, having done nothing, when the entry must wait for the module's
-       last launch, or for room on the queue: launch.c asks again without its lock held. */
-#define DEVRT_ENQUEUE_NOT_YET (-1)
-    int (*complete)(struct devrt_launch_entry *entry, uint64_t deadline_ns);
-    void (*release)(struct devrt_launch_entry *entry);
-    /*
-     * Optional, with enqueue: end RUNAWAYS (a list through next_runaway), the module's
-     * kernels that run on past their timeouts, before its code and memory are freed.
-     */
-    void (*stop_runaways)(devrt_module *module, struct devrt_launch_entry *runaways);
-    /* The server's sleep: arm, look at the ports once more, then wait unless woken. */
-    uint64_t (*arm_doorbell)(devrt_device *device);
-    void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
-    void (*ring_doorbell)(devrt_device *device);
-    /* Fills name and memory_bytes of INFO (devrt_device_get_info sets wave_size). */
-    void (*describe)(const devrt_device *device, struct devrt_device_info *info);
-    /* Optional: the cpulist of the CPUs of the GPU's NUMA node into LIST; -1 if unknown. */
-    int (*local_cpus)(const devrt_device *device, char *list, size_t size);
-};
 
 struct devrt_hostcall_entry {
     uint32_t service;
@@ -205,6 +130,7 @@ struct devrt_launches {
 };
 
 struct devrt_device {
+    enum devrt_backend kind; /* AUTO: attached (attach.c) */
     const struct devrt_backend_ops *ops;
     void *backend; /* the backend's own state */
     uint32_t wave_size;
@@ -268,8 +194,9 @@ struct devrt_module {
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
     struct devrt_module_heap heap;
-    /* An amdgcn code object's kernels, as its metadata says (amdgpu_metadata.h). */
-    struct devrt_amdgpu_metadata *metadata;
+    /* The image as read from path, until the module is unloaded (backend.h: load). */
+    void *image;
+    size_t image_size;
     /* Launches (launch.c, under device->launches.lock). */
     struct devrt_exception_record *slot;        /* where the state points after the last launch */
     struct devrt_launch_entry *slot_owner;      /* the launch whose record that is, until taken */
@@ -310,8 +237,9 @@ struct devrt_request {
 typedef int devrt_request_handler(struct devrt_request *request);
 
 /* device.c: a device of OPS whose backend state is BACKEND (NULL: OPS->open makes it). */
-int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,
-                        const struct devrt_device_options *options, devrt_device **device);
+int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops *ops, void *backend,
+                        int index, const struct devrt_device_options *options,
+                        devrt_device **device);
 
 /* server.c */
 /* Starts the device's server thread, placed as placement.c chooses. */
@@ -402,6 +330,9 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
                          struct devrt_launch_report *report);
 
 /* module.c */
+/* ARGS against what KERNEL takes, as the backend's describe_kernel says (module.c). */
+int devrt_check_launch_args(devrt_module *module, const char *kernel, const struct devrt_arg *args,
+                            size_t arg_count);
 int devrt_validate_launch(devrt_module *module, const char *kernel,
                           const struct devrt_launch_config *config, const struct devrt_arg *args,
                           size_t arg_count);
@@ -430,44 +361,15 @@ int devrt_serve_printf(struct devrt_request *request);
 /* Flush the module's output file, if it has one. */
 void devrt_output_flush(devrt_module *module);
 
-/* image.c: the whole file, NUL-terminated; NULL with the error set. */
-char *devrt_read_image(const char *path, size_t *size);
-/* image_kind.c: DEVRT_ERROR_IMAGE, saying what PATH is, where BACKEND runs another kind of
-   image; DEVRT_SUCCESS where it runs this kind or the kind is unknown. */
-int devrt_image_check_backend(const char *path, enum devrt_backend backend);
+/* registry.c: DEVRT_ERROR_IMAGE, saying what the image (SIZE bytes, read from PATH) is,
+   where BACKEND runs another kind of image; DEVRT_SUCCESS where it runs this kind or the
+   kind is unknown. */
+int devrt_image_check_kind(const void *image, size_t size, const char *path,
+                           enum devrt_backend backend);
 
-/* arguments.c */
-size_t devrt_arg_size(const struct devrt_arg *arg);
-/* Where the value's bytes are, little-endian: in the union, or DEVRT_ARG_BYTES' pointer. */
-const void *devrt_arg_data(const struct devrt_arg *arg);
-/* Every type known, every DEVRT_ARG_BYTES at least one byte somewhere; before any backend. */
-int devrt_check_arg_types(const char *caller, const struct devrt_arg *args, size_t arg_count);
-/* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
-int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
-                          const struct devrt_arg *args, size_t arg_count);
-struct devrt_amdgpu_metadata;
-/* The same against a code object's metadata; DEVRT_ERROR_NO_KERNEL if it lacks KERNEL. */
-int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
-                                      const char *path, const char *kernel,
-                                      const struct devrt_arg *args, size_t arg_count);
-
-/* error.c */
 /* device.c: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t devrt_now_ns(void);
 /* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
 uint64_t devrt_deadline(uint64_t timeout_ns);
-
-int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
-
-/* backends */
-#ifdef DEVRT_HAVE_EMU
-extern const struct devrt_backend_ops devrt_emu_backend;
-#endif
-#ifdef DEVRT_HAVE_CUDA
-extern const struct devrt_backend_ops devrt_cuda_backend;
-#endif
-#ifdef DEVRT_HAVE_HSA
-extern const struct devrt_backend_ops devrt_hsa_backend;
-#endif
 
 #endif

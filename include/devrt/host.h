@@ -240,7 +240,7 @@ void devrt_mem_free(devrt_device *device, void *ptr);
  * launches) and destroys its streams: their handles, like the device's, are not to be used
  * after it. Unloading a module twice, or using it after its unload, is as undefined as a
  * double free(). The functions that return nothing take NULL and do nothing.
- * devrt_device_open refuses another backend (AUTO, HIP, a value of no enumerator) and a
+ * devrt_device_open refuses another backend (AUTO, a value of no enumerator) and a
  * negative index with DEVRT_ERROR_INVALID_ARGUMENT.
  */
 int devrt_device_open(enum devrt_backend backend, int index,
@@ -248,6 +248,11 @@ int devrt_device_open(enum devrt_backend backend, int index,
 void devrt_device_close(devrt_device *device);
 /* DEVRT_BACKEND_AUTO for NULL and for a device devrt attached to (devrt_hip_attach). */
 enum devrt_backend devrt_device_backend(const devrt_device *device);
+/*
+ * 1 where a launch's timeout stops its kernel (the emulation), else 0. Elsewhere the kernel runs on
+ * (docs/runtime.md, "Timeouts"); only the process's end stops it.
+ */
+int devrt_device_stops_kernels(const devrt_device *device);
 
 /* What a device is, as devrt-run --list shows it. */
 struct devrt_device_info {
@@ -276,7 +281,16 @@ enum devrt_server_placement {
 /* "anywhere", "the GPU's NUMA node", "the device option", "DEVRT_SERVER_CPUS". */
 const char *devrt_server_placement_name(enum devrt_server_placement placement);
 int devrt_device_get_info(const devrt_device *device, struct devrt_device_info *info);
+/* "auto", "hsa", "emu", "cuda", "hip"; "unknown" for a value of no enumerator. */
 const char *devrt_backend_name(enum devrt_backend backend);
+/* The backend NAME names (devrt_backend_name's), into *BACKEND; DEVRT_ERROR_INVALID_ARGUMENT,
+   with a message listing the names, for any other. */
+int devrt_backend_parse(const char *name, enum devrt_backend *backend);
+/*
+ * The backends built into this runtime that devrt_device_open opens, in turn: the one after
+ * BACKEND (from DEVRT_BACKEND_AUTO, the first); DEVRT_BACKEND_AUTO after the last.
+ */
+enum devrt_backend devrt_backend_next(enum devrt_backend backend);
 
 /*
  * PATTERN with each "{target}" replaced by the device's processor: gfx90a on HSA (its target

@@ -9,25 +9,15 @@ import subprocess
 import tempfile
 import time
 
-# Supported targets and their default wavefront size.
-TARGETS = {
-    "gfx900": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 64, "gfx950": 64,
-    "gfx1030": 32, "gfx1036": 32, "gfx1100": 32, "gfx1101": 32, "gfx1151": 32,
-    "gfx1200": 32, "gfx1201": 32,
-    "gfx9-generic": 64, "gfx9-4-generic": 64, "gfx10-1-generic": 32, "gfx10-3-generic": 32,
-    "gfx11-generic": 32, "gfx12-generic": 32,
-}
+import gfx_targets
+
+# Supported targets and their default wavefront size (device/arch/amdgcn_targets.txt).
+TARGETS = {target: row["wave"] for target, row in gfx_targets.ROWS.items()}
 
 LINK_PATHS = ("only-needed", "builtin-bitcode", "lto")
 
-# EF_AMDGPU_MACH of each supported target (LLVM's ELF.h; host/backends/amdgpu_metadata.c).
-ELF_MACHINES = {
-    0x2c: "gfx900", 0x2f: "gfx906", 0x30: "gfx908", 0x3f: "gfx90a", 0x4c: "gfx942",
-    0x4f: "gfx950", 0x36: "gfx1030", 0x45: "gfx1036", 0x41: "gfx1100", 0x46: "gfx1101",
-    0x4a: "gfx1151", 0x48: "gfx1200", 0x4e: "gfx1201", 0x51: "gfx9-generic",
-    0x5f: "gfx9-4-generic", 0x52: "gfx10-1-generic", 0x53: "gfx10-3-generic",
-    0x54: "gfx11-generic", 0x59: "gfx12-generic",
-}
+# EF_AMDGPU_MACH of each supported target (the table; host/codeobject/amdgpu_metadata.c).
+ELF_MACHINES = {row["mach"]: target for target, row in gfx_targets.ROWS.items()}
 
 
 def generic_flags(cpu):

@@ -15,6 +15,8 @@ of host memory in a poll loop, and writebacks only where a release needs them.
 """
 import re
 
+import gfx_targets
+
 # What a system-scope access needs, per ISA family. `poll`: the bits on a relaxed atomic
 # load; `acquire`: the instructions of an acquire fence after it, in order; `writeback`: the
 # instruction of a release that writes dirty cache lines back to memory (None: the family
@@ -22,7 +24,6 @@ import re
 # stores; `store`: the bits on an atomic store.
 FAMILIES = {
     "gfx9": {
-        "targets": ("gfx900", "gfx906", "gfx908", "gfx9-generic"),
         "table": "Memory Model GFX6-GFX9, table AMDHSA Memory Model Code Sequences GFX6-GFX9",
         "poll": ("glc",), "acquire": ("buffer_wbinvl1_vol",), "writeback": None,
         "wait": r"s_waitcnt\b.*\bvmcnt\(0\)", "store": (),
@@ -31,7 +32,6 @@ FAMILIES = {
         "agent_differs": False,
     },
     "gfx90a": {
-        "targets": ("gfx90a",),
         "table": "Memory Model GFX90A, table AMDHSA Memory Model Code Sequences GFX90A",
         "poll": ("glc",), "acquire": ("buffer_invl2", "buffer_wbinvl1_vol"),
         "writeback": r"buffer_wbl2\b", "wait": r"s_waitcnt\b.*\bvmcnt\(0\)", "store": (),
@@ -39,7 +39,6 @@ FAMILIES = {
     },
     "gfx942": {
         # gfx950 and gfx9-4-generic follow the same table (LLVM 20 and later).
-        "targets": ("gfx942", "gfx950", "gfx9-4-generic"),
         "table": "Memory Model GFX942, table AMDHSA Memory Model Code Sequences GFX940, GFX941, "
                  "GFX942",
         "poll": ("sc0", "sc1"), "acquire": ("buffer_inv sc0 sc1",),
@@ -47,8 +46,6 @@ FAMILIES = {
         "store": ("sc0", "sc1"), "agent_differs": True,
     },
     "gfx10/11": {
-        "targets": ("gfx1030", "gfx1036", "gfx1100", "gfx1101", "gfx1151", "gfx10-1-generic",
-                    "gfx10-3-generic", "gfx11-generic"),
         "table": "Memory Model GFX10-GFX11, table AMDHSA Memory Model Code Sequences "
                  "GFX10-GFX11",
         # glc (and dlc on GFX10): the load misses the GL0 and GL1 caches.
@@ -56,13 +53,18 @@ FAMILIES = {
         "wait": r"s_waitcnt_vscnt null, 0x0\b", "store": (), "agent_differs": False,
     },
     "gfx12": {
-        "targets": ("gfx1200", "gfx1201", "gfx12-generic"),
         "table": "Memory Model GFX12, table AMDHSA Memory Model Code Sequences GFX12",
         "poll": ("scope:SCOPE_SYS",), "acquire": ("global_inv scope:SCOPE_SYS",),
         "writeback": r"global_wb scope:SCOPE_SYS\b", "wait": r"s_wait_storecnt(_dscnt)? 0x0\b",
         "store": ("scope:SCOPE_SYS",), "agent_differs": True,
     },
 }
+
+# Each family's targets, from the table (device/arch/amdgcn_targets.txt).
+for _family in FAMILIES.values():
+    _family["targets"] = ()
+for _target, _row in gfx_targets.ROWS.items():
+    FAMILIES[_row["family"]]["targets"] += (_target,)
 
 # Any cache-control bit: an access that carries none is a plain one.
 COHERENCE_BITS = ("glc", "dlc", "sc0", "sc1", "nt", "scope:SCOPE_SYS", "scope:SCOPE_DEV",

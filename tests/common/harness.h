@@ -29,26 +29,27 @@ __attribute__((unused)) static int failures;
         }                                                                                          \
     } while (0)
 
-/* The backend a test program's optional argument names: emu (the default), hsa or cuda. */
+/* The backend a test program's optional argument names (devrt_backend_name's names): emu,
+   the default, hsa, cuda or hip. */
 static inline enum devrt_backend harness_backend(const char *name)
 {
-    if (name && !strcmp(name, "hsa"))
-        return DEVRT_BACKEND_HSA;
-    if (name && !strcmp(name, "cuda"))
-        return DEVRT_BACKEND_CUDA;
-    return DEVRT_BACKEND_EMU;
+    enum devrt_backend backend;
+    if (devrt_backend_parse(name ? name : "emu", &backend) != DEVRT_SUCCESS) {
+        fprintf(stderr, "harness: %s\n", devrt_last_error());
+        exit(2);
+    }
+    return backend;
 }
 
 /*
- * Whether BACKEND's lanes are host threads: the emulation, or the HSA backend on the HSA
- * runtime double (tests/hsasim), which the registry names in $DEVRT_TEST_HSA_LIBRARY. The
+ * Whether BACKEND's lanes are host threads: the emulation, or a backend on a runtime double
+ * (tests/hsasim's HSA, the fake HIP), whose registration sets $DEVRT_TEST_HOST_LANES. The
  * tests run smaller there, to stay within CI's time on a few cores.
  */
 static inline bool harness_host_lanes(enum devrt_backend backend)
 {
-    const char *double_library = getenv("DEVRT_TEST_HSA_LIBRARY");
-    return backend == DEVRT_BACKEND_EMU ||
-           (backend == DEVRT_BACKEND_HSA && double_library && *double_library);
+    const char *doubled = getenv("DEVRT_TEST_HOST_LANES");
+    return !strcmp(devrt_backend_name(backend), "emu") || (doubled && *doubled);
 }
 
 /*

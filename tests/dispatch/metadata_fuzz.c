@@ -11,30 +11,6 @@
 #include "amdgpu_metadata.h"
 #include "harness.h"
 
-/* arguments.c's devrt_image_check_args needs these, from the runtime's other files; nothing
-   here calls it. */
-char *devrt_read_image(const char *path, size_t *size);
-char *devrt_read_image(const char *path, size_t *size)
-{
-    (void)path;
-    (void)size;
-    abort();
-}
-
-enum devrt_backend devrt_image_backend(const char *path)
-{
-    (void)path;
-    abort();
-}
-
-int devrt_image_check_backend(const char *path, enum devrt_backend backend);
-int devrt_image_check_backend(const char *path, enum devrt_backend backend)
-{
-    (void)path;
-    (void)backend;
-    abort();
-}
-
 /* Touch what the code hands out, so that the sanitizer checks it. */
 static volatile size_t sink;
 static const uint8_t zeros[1u << 16];

@@ -490,14 +490,13 @@ static int explain(const char *image, const char *kernel, const char *target, bo
    says why (its library is missing, or it sees no GPU). */
 static int list_devices(void)
 {
-    static const enum devrt_backend backends[] = {DEVRT_BACKEND_HSA, DEVRT_BACKEND_CUDA,
-                                                  DEVRT_BACKEND_EMU};
-    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; ++i) {
-        const char *name = devrt_backend_name(backends[i]);
+    for (enum devrt_backend backend = devrt_backend_next(DEVRT_BACKEND_AUTO);
+         backend != DEVRT_BACKEND_AUTO; backend = devrt_backend_next(backend)) {
+        const char *name = devrt_backend_name(backend);
         /* Bounded: a backend that opened every index would otherwise never end the list. */
         for (int index = 0; index < 64; ++index) {
             devrt_device *device;
-            if (devrt_device_open(backends[i], index, NULL, &device) != DEVRT_SUCCESS) {
+            if (devrt_device_open(backend, index, NULL, &device) != DEVRT_SUCCESS) {
                 if (index == 0)
                     printf("%s: no device: %s\n", name, devrt_last_error());
                 break;
@@ -590,7 +589,7 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         } else if (status == DEVRT_ERROR_TIMEOUT) {
             fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
             exit_code = 3;
-            if (devrt_device_backend(device) != DEVRT_BACKEND_EMU) {
+            if (!devrt_device_stops_kernels(device)) {
                 /* The kernel runs on, and unloading its module would wait for it: the
                    process's end ends it. Its output so far is written. */
                 fflush(NULL);
@@ -655,15 +654,8 @@ int main(int argc, char **argv)
                 return bad_usage("expected a GPU such as gfx1100 after", "--target");
             target = v;
         } else if (option(argc, argv, &i, "--backend", &v)) {
-            const char *b = v ? v : "";
-            if (!strcmp(b, "hsa"))
-                backend = DEVRT_BACKEND_HSA;
-            else if (!strcmp(b, "emu"))
-                backend = DEVRT_BACKEND_EMU;
-            else if (!strcmp(b, "cuda"))
-                backend = DEVRT_BACKEND_CUDA;
-            else
-                return bad_usage("unknown backend", b);
+            if (devrt_backend_parse(v ? v : "", &backend) != DEVRT_SUCCESS)
+                return bad_usage(devrt_last_error(), NULL);
         } else if (option(argc, argv, &i, "--device", &v)) {
             const char *n = v ? v : "";
             char *end;

@@ -2,7 +2,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "runtime.h"
+#include <devrt/abi.h>
+
+#include "codeobject.h"
 
 static _Thread_local char last_error[1024];
 

@@ -48,10 +48,20 @@ struct devrt_amdgpu_dispatch {
     unsigned char *kernarg; /* kernarg_size bytes (at least 1 allocated), owned */
 };
 
+/* A launch the code object allows on the agent: everything the dispatch packs, checked. */
+struct devrt_amdgpu_launch {
+    const struct devrt_amdgpu_kernel *kernel; /* in the metadata the check was given */
+    struct devrt_launch_config config;
+    struct devrt_amdgpu_agent agent;
+    uint32_t private_segment_size; /* scratch per workitem, the dynamic stack included */
+};
+
 /*
- * The dispatch of KERNEL from the code object METADATA describes (PATH names it in messages)
- * on AGENT, with CONFIG's geometry (workgroups and workitems per workgroup) and ARGS. Fails,
- * with the reason in devrt_last_error(), when:
+ * devrt_amdgpu_launch_check checks the launch of KERNEL from the code object METADATA
+ * describes (PATH names it in messages) on AGENT, with CONFIG's geometry (workgroups and
+ * workitems per workgroup) and ARGS, into *LAUNCH; devrt_amdgpu_dispatch_pack packs a
+ * checked launch with the same ARGS, failing only for memory; devrt_amdgpu_dispatch_make
+ * does both. The check fails, with the reason in devrt_last_error(), when:
  *   DEVRT_ERROR_IMAGE          the image is for another GPU ("image is gfx90a:xnack-, GPU is
  *                              gfx1100"), of a code object version other than 4 to 6, or its
  *                              descriptor disagrees with its metadata;
@@ -65,6 +75,14 @@ struct devrt_amdgpu_dispatch {
  *   DEVRT_ERROR_OUT_OF_MEMORY.
  * On success *DISPATCH holds the result; release it with devrt_amdgpu_dispatch_free.
  */
+int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *metadata, const char *path,
+                              const struct devrt_amdgpu_agent *agent, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              const struct devrt_arg *args, size_t arg_count,
+                              struct devrt_amdgpu_launch *launch);
+int devrt_amdgpu_dispatch_pack(const struct devrt_amdgpu_launch *launch,
+                               const struct devrt_arg *args,
+                               struct devrt_amdgpu_dispatch *dispatch);
 int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *metadata, const char *path,
                                const struct devrt_amdgpu_agent *agent, const char *kernel,
                                const struct devrt_launch_config *config,

@@ -15,7 +15,7 @@
 
 #include "amdgpu_dispatch.h"
 #include "geometry.h"
-#include "runtime.h"
+#include "codeobject.h"
 
 #define DEVRT_ELFOSABI_AMDGPU_HSA 64u
 
@@ -178,40 +178,25 @@ static int dimension_of(const char *kind, const char *prefix)
 }
 
 /*
- * The value of a hidden argument, or a failure naming it. A size other than the one the
- * ABI gives means metadata this code does not understand: refused, not truncated.
+ * Whether devrt can give a hidden argument, or a failure naming it. A size other than the
+ * one the ABI gives means metadata this code does not understand: refused, not truncated.
  */
-static int hidden_value(const struct devrt_amdgpu_metadata *m, const struct devrt_amdgpu_kernel *k,
-                        const struct devrt_amdgpu_arg *a, const struct devrt_amdgpu_dispatch *d,
-                        const struct devrt_launch_config *config,
-                        const struct devrt_amdgpu_agent *agent, const char *path, uint64_t *value)
+static int hidden_check(const struct devrt_amdgpu_metadata *m, const struct devrt_amdgpu_kernel *k,
+                        const struct devrt_amdgpu_arg *a, const char *path)
 {
     const char *kind = a->value_kind;
     uint32_t want = 8;
-    int dim;
     char why[256];
-    *value = 0;
     if (ockl_refusal(m, kind, why, sizeof why))
         return devrt_fail(DEVRT_ERROR_LAUNCH, "kernel %s needs %s (offset %u): %s", k->name, kind,
                           a->offset, why);
-    if ((dim = dimension_of(kind, "hidden_block_count")) >= 0) {
+    if (dimension_of(kind, "hidden_block_count") >= 0) {
         want = 4;
-        *value = config->grid[dim];
-    } else if ((dim = dimension_of(kind, "hidden_group_size")) >= 0) {
+    } else if (dimension_of(kind, "hidden_group_size") >= 0 ||
+               dimension_of(kind, "hidden_remainder") >= 0 || !strcmp(kind, "hidden_grid_dims")) {
         want = 2;
-        *value = d->workgroup_size[dim];
-    } else if ((dim = dimension_of(kind, "hidden_remainder")) >= 0) {
-        /* The last workgroup's size when the grid is not a whole number of workgroups;
-           devrt's grids count workgroups, so it is always 0. */
-        want = 2;
-        *value = d->grid_size[dim] % d->workgroup_size[dim];
-    } else if (!strcmp(kind, "hidden_grid_dims")) {
-        want = 2;
-        *value = d->dimensions;
     } else if (!strcmp(kind, "hidden_queue_ptr")) {
-        /* The queue's own structure: code that traps or reads the dispatch's queue finds it
-           here on code object version 5 and later. */
-        *value = agent->queue_address;
+        want = 8;
     } else if (!strcmp(kind, "hidden_dynamic_lds_size")) {
         /* LLVM lists it only for a kernel that declares an unsized LDS array; devrt's
            launches have no way to size that array (docs/runtime.md), and 0 bytes would leave
@@ -241,6 +226,31 @@ static int hidden_value(const struct devrt_amdgpu_metadata *m, const struct devr
                           "%s: kernel %s: %s is %u bytes; the code object ABI makes it %u", path,
                           k->name, kind, a->size, want);
     return DEVRT_SUCCESS;
+}
+
+/* The value of a hidden argument that hidden_check passed; 0 for those devrt leaves zero. */
+static uint64_t hidden_value(const struct devrt_amdgpu_arg *a,
+                             const struct devrt_amdgpu_dispatch *d,
+                             const struct devrt_launch_config *config,
+                             const struct devrt_amdgpu_agent *agent)
+{
+    const char *kind = a->value_kind;
+    int dim;
+    if ((dim = dimension_of(kind, "hidden_block_count")) >= 0)
+        return config->grid[dim];
+    if ((dim = dimension_of(kind, "hidden_group_size")) >= 0)
+        return d->workgroup_size[dim];
+    /* The last workgroup's size when the grid is not a whole number of workgroups; devrt's
+       grids count workgroups, so it is always 0. */
+    if ((dim = dimension_of(kind, "hidden_remainder")) >= 0)
+        return d->grid_size[dim] % d->workgroup_size[dim];
+    if (!strcmp(kind, "hidden_grid_dims"))
+        return d->dimensions;
+    /* The queue's own structure: code that traps or reads the dispatch's queue finds it here
+       on code object version 5 and later. */
+    if (!strcmp(kind, "hidden_queue_ptr"))
+        return agent->queue_address;
+    return 0;
 }
 
 /* The kernel's descriptor, which the GPU reads, against the metadata, which devrt reads. */
@@ -333,16 +343,16 @@ static int check_geometry(const struct devrt_amdgpu_metadata *m,
     return DEVRT_SUCCESS;
 }
 
-int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char *path,
-                               const struct devrt_amdgpu_agent *agent, const char *kernel,
-                               const struct devrt_launch_config *config,
-                               const struct devrt_arg *args, size_t arg_count,
-                               struct devrt_amdgpu_dispatch *d)
+int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *m, const char *path,
+                              const struct devrt_amdgpu_agent *agent, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              const struct devrt_arg *args, size_t arg_count,
+                              struct devrt_amdgpu_launch *launch)
 {
-    memset(d, 0, sizeof *d);
+    memset(launch, 0, sizeof *launch);
     if (!m || !path || !agent || !kernel || !config || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
-                          "devrt_amdgpu_dispatch_make: missing argument");
+                          "devrt_amdgpu_launch_check: missing argument");
     if (m->code_object_version < 4 || m->code_object_version > 6)
         return devrt_fail(DEVRT_ERROR_IMAGE,
                           "%s: code object version %u; devrt dispatches versions 4 to 6", path,
@@ -361,9 +371,39 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
     status = check_descriptor(k, path);
     if (status == DEVRT_SUCCESS)
         status = check_geometry(m, k, config, agent);
+    uint64_t private_size = (uint64_t)k->private_segment_fixed_size +
+                            (k->uses_dynamic_stack ? DEVRT_AMDGPU_DYNAMIC_STACK_BYTES : 0);
+    if (status == DEVRT_SUCCESS)
+        status = check_private_segment(k, m->isa, private_size);
+    for (size_t i = 0, given = 0; i < k->arg_count && status == DEVRT_SUCCESS; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        if (a->hidden) {
+            status = hidden_check(m, k, a, path);
+            continue;
+        }
+        given++;
+        if (strcmp(a->value_kind, "by_value") && strcmp(a->value_kind, "global_buffer"))
+            status = devrt_fail(DEVRT_ERROR_LAUNCH,
+                                "kernel %s: argument %zu is a %s, which devrt does not pass",
+                                k->name, given, a->value_kind);
+    }
     if (status != DEVRT_SUCCESS)
         return status;
+    *launch = (struct devrt_amdgpu_launch){
+        .kernel = k,
+        .config = *config,
+        .agent = *agent,
+        .private_segment_size = (uint32_t)private_size,
+    };
+    return DEVRT_SUCCESS;
+}
 
+int devrt_amdgpu_dispatch_pack(const struct devrt_amdgpu_launch *launch,
+                               const struct devrt_arg *args, struct devrt_amdgpu_dispatch *d)
+{
+    const struct devrt_amdgpu_kernel *k = launch->kernel;
+    const struct devrt_launch_config *config = &launch->config;
+    memset(d, 0, sizeof *d);
     d->kernel = k;
     d->dimensions = 1;
     for (int dim = 0; dim < 3; ++dim) {
@@ -373,41 +413,36 @@ int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char
             d->dimensions = (uint16_t)(dim + 1);
     }
     d->group_segment_size = k->group_segment_fixed_size;
-    uint64_t private_size = (uint64_t)k->private_segment_fixed_size +
-                            (k->uses_dynamic_stack ? DEVRT_AMDGPU_DYNAMIC_STACK_BYTES : 0);
-    status = check_private_segment(k, m->isa, private_size);
-    if (status != DEVRT_SUCCESS)
-        return status;
-    d->private_segment_size = (uint32_t)private_size;
+    d->private_segment_size = launch->private_segment_size;
     d->kernarg_size = k->kernarg_segment_size;
     d->kernarg_align = k->kernarg_segment_align;
     d->kernarg = calloc(d->kernarg_size ? d->kernarg_size : 1, 1);
     if (!d->kernarg)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's kernel arguments", kernel);
-
-    size_t given = 0;
-    for (size_t i = 0; i < k->arg_count && status == DEVRT_SUCCESS; ++i) {
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %s's kernel arguments",
+                          k->name);
+    for (size_t i = 0, given = 0; i < k->arg_count; ++i) {
         const struct devrt_amdgpu_arg *a = &k->args[i];
         unsigned char *at = d->kernarg + a->offset; /* in bounds: the reader checked */
-        if (!a->hidden) {
-            /* Sizes match (checked above); the value's first bytes are it, little-endian. */
-            if (strcmp(a->value_kind, "by_value") && strcmp(a->value_kind, "global_buffer"))
-                status = devrt_fail(DEVRT_ERROR_LAUNCH,
-                                    "kernel %s: argument %zu is a %s, which devrt does not pass",
-                                    k->name, given + 1, a->value_kind);
-            else
-                memcpy(at, devrt_arg_data(&args[given]), a->size);
-            given++;
-            continue;
-        }
-        uint64_t value;
-        status = hidden_value(m, k, a, d, config, agent, path, &value);
-        if (status == DEVRT_SUCCESS)
-            store(at, value, a->size < 8 ? a->size : 8);
+        /* Sizes match (the check); the value's first bytes are it, little-endian. */
+        if (!a->hidden)
+            memcpy(at, devrt_arg_data(&args[given++]), a->size);
+        else
+            store(at, hidden_value(a, d, config, &launch->agent), a->size < 8 ? a->size : 8);
     }
-    if (status != DEVRT_SUCCESS)
-        devrt_amdgpu_dispatch_free(d);
-    return status;
+    return DEVRT_SUCCESS;
+}
+
+int devrt_amdgpu_dispatch_make(const struct devrt_amdgpu_metadata *m, const char *path,
+                               const struct devrt_amdgpu_agent *agent, const char *kernel,
+                               const struct devrt_launch_config *config,
+                               const struct devrt_arg *args, size_t arg_count,
+                               struct devrt_amdgpu_dispatch *d)
+{
+    memset(d, 0, sizeof *d);
+    struct devrt_amdgpu_launch launch;
+    int status =
+        devrt_amdgpu_launch_check(m, path, agent, kernel, config, args, arg_count, &launch);
+    return status == DEVRT_SUCCESS ? devrt_amdgpu_dispatch_pack(&launch, args, d) : status;
 }
 
 void devrt_amdgpu_dispatch_free(struct devrt_amdgpu_dispatch *d)

@@ -25,8 +25,9 @@ struct devrt_amdgpu_kernel {
     char *name;   /* as in the source */
     char *symbol; /* its kernel descriptor, NAME.kd */
     struct devrt_amdgpu_arg *args;
-    size_t arg_count;      /* hidden ones included */
-    size_t explicit_count; /* those not hidden, which a launch passes */
+    size_t arg_count;         /* hidden ones included */
+    size_t explicit_count;    /* those not hidden, which a launch passes */
+    uint32_t *explicit_sizes; /* their sizes, in order (explicit_count of them) */
     uint32_t kernarg_segment_size;
     uint32_t kernarg_segment_align;
     uint32_t group_segment_fixed_size;   /* LDS bytes, before any dynamic LDS */

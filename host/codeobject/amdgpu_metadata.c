@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "amdgpu_metadata.h"
-#include "runtime.h"
+#include "codeobject.h"
 
 #ifndef EM_AMDGPU
 #define EM_AMDGPU 224
@@ -357,6 +357,13 @@ static int read_kernel(struct reader *r, const msgpack_object *map, size_t index
         if (!k->args[i].hidden)
             k->explicit_count++;
     }
+    k->explicit_sizes =
+        calloc(k->explicit_count ? k->explicit_count : 1, sizeof *k->explicit_sizes);
+    if (!k->explicit_sizes)
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
+    for (size_t i = 0, n = 0; i < k->arg_count; ++i)
+        if (!k->args[i].hidden)
+            k->explicit_sizes[n++] = k->args[i].size;
     return DEVRT_SUCCESS;
 }
 
@@ -527,6 +534,7 @@ void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *m)
         for (size_t j = 0; j < k->arg_count; ++j)
             free(k->args[j].value_kind);
         free(k->args);
+        free(k->explicit_sizes);
         free(k->name);
         free(k->symbol);
     }

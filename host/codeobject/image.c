@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime.h"
+#include "codeobject.h"
 
 char *devrt_read_image(const char *path, size_t *size)
 {

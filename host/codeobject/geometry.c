@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "geometry.h"
-#include "runtime.h"
+#include "codeobject.h"
 
 /* The product of three sizes, false where it needs more than 64 bits. */
 static bool product3(const uint32_t size[3], uint64_t *product)

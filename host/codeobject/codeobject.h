@@ -1,0 +1,40 @@
+/*
+ * The code-object layer (host/codeobject/): reading an image, an amdgcn code object's
+ * metadata, a kernel's arguments and a launch's geometry checked against what the image
+ * records, and the dispatch packed from a checked launch. It depends on nothing of the
+ * runtime: the runtime, its backends and devrt-run build on it.
+ */
+#ifndef DEVRT_CODEOBJECT_H
+#define DEVRT_CODEOBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <devrt/host.h>
+
+/* error.c: sets the thread's last error (devrt_last_error) and returns STATUS. */
+int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* image.c: the whole file, NUL-terminated; NULL with the error set. */
+char *devrt_read_image(const char *path, size_t *size);
+
+/* kernel_args.c */
+size_t devrt_arg_size(const struct devrt_arg *arg);
+/* Where the value's bytes are, little-endian: in the union, or DEVRT_ARG_BYTES' pointer. */
+const void *devrt_arg_data(const struct devrt_arg *arg);
+/* Every type known, every DEVRT_ARG_BYTES at least one byte somewhere; before any backend. */
+int devrt_check_arg_types(const char *caller, const struct devrt_arg *args, size_t arg_count);
+/* DEVRT_ERROR_ARGUMENTS, with a message naming the kernel and both lists, unless ARGS fit. */
+int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+                          const struct devrt_arg *args, size_t arg_count);
+struct devrt_amdgpu_metadata;
+struct devrt_amdgpu_kernel;
+/* KERNEL of the metadata; DEVRT_ERROR_NO_KERNEL, naming the kernels it has, if none. */
+int devrt_amdgpu_find_kernel(const struct devrt_amdgpu_metadata *metadata, const char *path,
+                             const char *kernel, const struct devrt_amdgpu_kernel **found);
+/* The same against a code object's metadata; DEVRT_ERROR_NO_KERNEL if it lacks KERNEL. */
+int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+                                      const char *path, const char *kernel,
+                                      const struct devrt_arg *args, size_t arg_count);
+
+#endif
