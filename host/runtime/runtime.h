@@ -13,7 +13,7 @@
 
 #include "backend.h"
 #include "codeobject.h"
-#include "faults.h"
+#include "fault_hooks.h"
 #include "placement.h"
 #include "text.h"
 
@@ -42,14 +42,15 @@ struct devrt_server {
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
-    uint64_t packets_taken;     /* since the fault settings were last set (faults.h) */
-    uint64_t packets_after_end; /* of an ended kernel, over the budget (faults.h) */
+    uint64_t packets_taken;     /* since the fault settings were last set (tests/faults) */
+    uint64_t packets_after_end; /* of an ended kernel, over the budget (tests/faults) */
     uint64_t stale_after_end;   /* stale favourites replaced while draining an ended kernel */
-    bool drain_keeps_bound;     /* the control of that (faults.h): the drain waits instead */
+    bool drain_keeps_bound;     /* the control of that (tests/faults): the drain waits instead */
     const struct devrt_port_state *favoured; /* the message that goes on over the budget */
     uint64_t favoured_ns;                    /* when it last sent a packet */
     uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
-    struct devrt_faults faults;              /* tests' faults (faults.c), under lock */
+    /* A test's faults (fault_hooks.h): NULL but in a test; set once, under lock. */
+    const struct devrt_fault_hooks *fault_hooks;
     uint64_t last_taken_ns;          /* when a pass last took a packet: the quiet spell's start */
     struct devrt_server_cpus placed; /* where the thread runs (placement.c) */
 };
@@ -287,20 +288,88 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
 void devrt_backpressure_message_ended(struct devrt_server *server,
                                       const struct devrt_port_state *port);
 
-/* faults.c: the server's hooks (faults.h) */
+/*
+ * The server's fault hooks (fault_hooks.h), each nothing but a test of the pointer where no
+ * test installed them. Acquire: the server thread reads the pointer outside its lock, and
+ * the hooks' state must be there when it sees it.
+ */
+static inline const struct devrt_fault_hooks *devrt_faults_of(const struct devrt_server *server)
+{
+    return __atomic_load_n(&server->fault_hooks, __ATOMIC_ACQUIRE);
+}
+
 /* The doorbell's wait, which loses a ring when a test says so. */
-void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+static inline void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed,
+                                              uint32_t timeout_ms)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(&device->server);
+    if (hooks)
+        hooks->wait_doorbell(device, armed, timeout_ms);
+    else
+        device->ops->wait_doorbell(device, armed, timeout_ms);
+}
+
 /* Just before the server hands a port back: stalls, delays, the lost ring's recovery. */
-void devrt_faults_hand_back(struct devrt_server *server);
+static inline void devrt_faults_hand_back(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->hand_back(server);
+}
+
 /* A pass began, and it saw a port's flip: the timeline's steps. */
-void devrt_faults_pass(struct devrt_server *server);
-void devrt_faults_seen(struct devrt_server *server);
+static inline void devrt_faults_pass(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->pass(server);
+}
+
+static inline void devrt_faults_seen(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->seen(server);
+}
+
 /* The planted bug: a refused message stays. */
-bool devrt_faults_keep_refused(const struct devrt_server *server);
+static inline bool devrt_faults_keep_refused(const struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    return hooks && hooks->keep_refused(server);
+}
+
 /* The state's flags for a module of DEVICE: what its backend and the fault settings allow. */
-uint32_t devrt_faults_state_flags(devrt_device *device);
+static inline uint32_t devrt_faults_state_flags(devrt_device *device)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(&device->server);
+    if (hooks)
+        return hooks->state_flags(device);
+    return device->ops->read_serving ? DEVRT_STATE_OUTPUT_BY_ADDRESS : 0;
+}
+
 /* The planted leak is set: devrt_module_unload keeps the module's struct. */
-bool devrt_faults_leak_module(struct devrt_server *server);
+static inline bool devrt_faults_leak_module(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    return hooks && hooks->leak_module(server);
+}
+
+/* The server is told to stop, its lock held: a server a fault holds asleep must wake. */
+static inline void devrt_faults_stop(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->stop(server);
+}
+
+/* The server thread has ended: the hooks' state goes with it. */
+static inline void devrt_faults_release(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->release(server);
+}
 
 /* launch.c */
 /*

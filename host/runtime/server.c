@@ -401,7 +401,6 @@ int devrt_server_start(devrt_device *device)
     server->last_taken_ns = devrt_now_ns();
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->pass_done, NULL);
-    pthread_cond_init(&server->faults.changed, NULL);
     server->buffer_budget = DEVRT_SERVER_BUFFER_BUDGET;
     int error = pthread_create(&server->thread, &attr, server_main, device);
     pthread_attr_destroy(&attr);
@@ -418,7 +417,6 @@ int devrt_server_start(devrt_device *device)
     if (status == DEVRT_SUCCESS)
         pthread_setname_np(server->thread, "devrt-server");
     if (status != DEVRT_SUCCESS) {
-        pthread_cond_destroy(&server->faults.changed);
         pthread_cond_destroy(&server->pass_done);
         pthread_mutex_destroy(&server->lock);
     }
@@ -439,7 +437,7 @@ void devrt_server_stop(devrt_device *device)
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
     server->stop = true;
-    pthread_cond_broadcast(&server->faults.changed); /* a server held by a fault setting */
+    devrt_faults_stop(server);
     pthread_mutex_unlock(&server->lock);
     device->ops->ring_doorbell(device);
     pthread_join(server->thread, NULL);
@@ -448,7 +446,7 @@ void devrt_server_stop(devrt_device *device)
     devrt_text_free(&server->window);
     devrt_text_free(&server->scratch);
     free_spares(server);
-    pthread_cond_destroy(&server->faults.changed);
+    devrt_faults_release(server);
     pthread_cond_destroy(&server->pass_done);
     pthread_mutex_destroy(&server->lock);
 }

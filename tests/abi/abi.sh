@@ -7,9 +7,9 @@
 #   abi.sh check LIBRARY INCLUDE BASELINE   compare LIBRARY's ABI with BASELINE's
 #
 # The functions come from tests/api/public_names.py (clang's syntax tree of the headers;
-# $DEVRT_CLANG, else LLVM 19's clang): libdevrt.so also exports functions of its own for
-# devrt's tools, which are no part of its ABI. LIBRARY needs its debug information (the
-# default preset builds RelWithDebInfo).
+# $DEVRT_CLANG, else LLVM 19's clang), which are all that libdevrt.so exports (unit.exports
+# checks that); the list keeps the record to them in any library given. LIBRARY needs its
+# debug information (the default preset builds RelWithDebInfo).
 #
 # check's exit status: 0 the same ABI, functions added or not; 1 a change that abidiff
 # reports (bit 4, ABIDIFF_ABI_CHANGE, such as a struct that grew, or bit 8,

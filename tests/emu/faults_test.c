@@ -2,7 +2,7 @@
  * The server under injected faults, floods and a device-side fuzzer (docs/reliability.md):
  * faults_test IMAGE TEST [BACKEND], the image of tests/kernels/faults.c. Exits 0 when the
  * test holds, 1 when it does not, 77 when the backend has no device. The faults come from
- * the runtime's test hook (host/runtime/faults.h).
+ * the runtime's test hooks (tests/faults/faults.h).
  */
 #include <pthread.h>
 #include <stdbool.h>

@@ -18,7 +18,7 @@
 
 #include <devrt/host.h>
 
-#include "faults.h" /* the server's timeline (host/runtime, not installed) */
+#include "faults.h" /* the server's timeline (tests/faults, not installed) */
 #include "harness.h"
 
 static int compare(const void *a, const void *b)

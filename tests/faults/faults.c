@@ -1,12 +1,35 @@
 /*
- * Fault injection into the server (faults.h). Each hook starts with one relaxed load of
- * `on`: a server without faults pays that load and nothing else.
+ * Fault injection into the server (faults.h), through its hooks (host/runtime/fault_hooks.h).
+ * A device's hooks are installed by the first devrt_faults_set on it and stay until its
+ * server stops; settings of zero turn them off again, each hook then returning after one
+ * relaxed load of `on`.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "faults.h"
 #include "runtime.h"
+
+/* A device's faults, guarded by its server's lock; the hooks first, found from them. */
+struct devrt_faults {
+    struct devrt_fault_hooks hooks;
+    pthread_cond_t changed; /* the settings changed */
+    bool on; /* any setting is set: also read without the lock, so the server pays one load */
+    struct devrt_fault_settings settings;
+    struct devrt_fault_stats stats;
+    uint64_t ring_ns;         /* when the last lost ring came */
+    uint64_t pass_after_ring; /* the server's pass count when it woke from that sleep */
+    bool awaiting_recovery;
+    struct devrt_server_timeline_entry now; /* the hand-back being timed */
+};
+
+/* The server's faults; only where the hooks are this library's, as every hook's are. */
+static struct devrt_faults *faults_of(const struct devrt_server *server)
+{
+    return (struct devrt_faults *)devrt_faults_of(server);
+}
 
 static void sleep_ns(uint64_t ns)
 {
@@ -17,7 +40,7 @@ static void sleep_ns(uint64_t ns)
 
 static bool faults_on(const struct devrt_server *server)
 {
-    return __atomic_load_n(&server->faults.on, __ATOMIC_RELAXED);
+    return __atomic_load_n(&faults_of(server)->on, __ATOMIC_RELAXED);
 }
 
 static uint32_t state_flags(const devrt_device *device, const struct devrt_fault_settings *s)
@@ -25,19 +48,21 @@ static uint32_t state_flags(const devrt_device *device, const struct devrt_fault
     return device->ops->read_serving && !s->stream_output ? DEVRT_STATE_OUTPUT_BY_ADDRESS : 0;
 }
 
-uint32_t devrt_faults_state_flags(devrt_device *device)
+static uint32_t hook_state_flags(devrt_device *device)
 {
     pthread_mutex_lock(&device->server.lock);
-    uint32_t flags = state_flags(device, &device->server.faults.settings);
+    uint32_t flags = state_flags(device, &faults_of(&device->server)->settings);
     pthread_mutex_unlock(&device->server.lock);
     return flags;
 }
 
+static struct devrt_faults *install(struct devrt_server *server);
+
 void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings)
 {
     struct devrt_server *server = &device->server;
-    struct devrt_faults *faults = &server->faults;
     pthread_mutex_lock(&server->lock);
+    struct devrt_faults *faults = install(server);
     faults->settings = settings ? *settings : (struct devrt_fault_settings){0};
     faults->stats = (struct devrt_fault_stats){0};
     faults->awaiting_recovery = false;
@@ -69,7 +94,8 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
 {
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
-    *stats = server->faults.stats;
+    const struct devrt_faults *faults = faults_of(server);
+    *stats = faults ? faults->stats : (struct devrt_fault_stats){0};
     stats->buffered_bytes = server->buffered;
     stats->buffered_peak = server->buffered_peak;
     stats->buffer_bound = server->buffer_budget;
@@ -81,7 +107,7 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     pthread_mutex_unlock(&server->lock);
 }
 
-void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
+static void hook_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
 {
     struct devrt_server *server = &device->server;
     if (!timeout_ms || !faults_on(server)) {
@@ -91,7 +117,7 @@ void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
     uint64_t start = devrt_now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
     device->ops->wait_doorbell(device, armed, timeout_ms);
     uint64_t woke = devrt_now_ns();
-    struct devrt_faults *faults = &server->faults;
+    struct devrt_faults *faults = faults_of(server);
     pthread_mutex_lock(&server->lock);
     faults->now.woke = woke;
     /* Woken before the poll's end: a ring, which is lost if a drop is due. */
@@ -115,16 +141,16 @@ void devrt_faults_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
 }
 
 /* The timeline's steps (faults.h); the server's lock is held. */
-void devrt_faults_pass(struct devrt_server *server)
+static void hook_pass(struct devrt_server *server)
 {
-    if (faults_on(server) && server->faults.settings.timeline)
-        server->faults.now.pass = devrt_now_ns();
+    if (faults_on(server) && faults_of(server)->settings.timeline)
+        faults_of(server)->now.pass = devrt_now_ns();
 }
 
-void devrt_faults_seen(struct devrt_server *server)
+static void hook_seen(struct devrt_server *server)
 {
-    if (faults_on(server) && server->faults.settings.timeline)
-        server->faults.now.seen = devrt_now_ns();
+    if (faults_on(server) && faults_of(server)->settings.timeline)
+        faults_of(server)->now.seen = devrt_now_ns();
 }
 
 static void record_timeline(struct devrt_faults *faults)
@@ -135,11 +161,11 @@ static void record_timeline(struct devrt_faults *faults)
     faults->now.woke = 0;
 }
 
-void devrt_faults_hand_back(struct devrt_server *server)
+static void hook_hand_back(struct devrt_server *server)
 {
     if (!faults_on(server))
         return;
-    struct devrt_faults *faults = &server->faults;
+    struct devrt_faults *faults = faults_of(server);
     if (faults->settings.timeline)
         record_timeline(faults);
     if (faults->awaiting_recovery) {
@@ -159,17 +185,60 @@ void devrt_faults_hand_back(struct devrt_server *server)
     }
 }
 
-bool devrt_faults_keep_refused(const struct devrt_server *server)
+static bool hook_keep_refused(const struct devrt_server *server)
 {
-    return faults_on(server) && server->faults.settings.keep_refused_message;
+    return faults_on(server) && faults_of(server)->settings.keep_refused_message;
 }
 
-bool devrt_faults_leak_module(struct devrt_server *server)
+static bool hook_leak_module(struct devrt_server *server)
 {
     if (!faults_on(server))
         return false;
     pthread_mutex_lock(&server->lock);
-    bool leak = server->faults.settings.leak_unloaded_modules;
+    bool leak = faults_of(server)->settings.leak_unloaded_modules;
     pthread_mutex_unlock(&server->lock);
     return leak;
+}
+
+static void hook_stop(struct devrt_server *server)
+{
+    pthread_cond_broadcast(&faults_of(server)->changed); /* a server held by a setting */
+}
+
+static void hook_release(struct devrt_server *server)
+{
+    struct devrt_faults *faults = faults_of(server);
+    __atomic_store_n(&server->fault_hooks, NULL, __ATOMIC_RELAXED);
+    pthread_cond_destroy(&faults->changed);
+    free(faults);
+}
+
+static const struct devrt_fault_hooks hooks = {
+    .wait_doorbell = hook_wait_doorbell,
+    .pass = hook_pass,
+    .seen = hook_seen,
+    .keep_refused = hook_keep_refused,
+    .hand_back = hook_hand_back,
+    .state_flags = hook_state_flags,
+    .leak_module = hook_leak_module,
+    .stop = hook_stop,
+    .release = hook_release,
+};
+
+/* The server's faults, made and installed the first time; the server's lock is held. */
+static struct devrt_faults *install(struct devrt_server *server)
+{
+    struct devrt_faults *faults = faults_of(server);
+    if (faults)
+        return faults;
+    faults = calloc(1, sizeof *faults);
+    if (!faults) {
+        fprintf(stderr, "devrt_faults_set: out of memory\n");
+        abort();
+    }
+    faults->hooks = hooks;
+    pthread_cond_init(&faults->changed, NULL);
+    /* Release: the server thread reads the pointer without the lock (runtime.h). */
+    __atomic_store_n(&server->fault_hooks, &faults->hooks, __ATOMIC_RELEASE);
+    return faults;
 }

@@ -1,14 +1,14 @@
 /*
- * Fault injection into a device's RPC server, for tests only (docs/reliability.md). It is
- * compiled into every build and off until a test calls devrt_faults_set: the server then
- * loses doorbells, stalls, delays hand-backs, lifts its output bound or runs a planted bug,
- * as the settings say. Not part of the installed API: tests include it from host/runtime
- * and link the static runtime.
+ * Fault injection into a device's RPC server, for tests only (docs/reliability.md). The
+ * runtime has no fault code: its server calls hooks through one pointer
+ * (host/runtime/fault_hooks.h), NULL until a test calls devrt_faults_set, which installs
+ * this library's. The server then loses doorbells, stalls, delays hand-backs, lifts its
+ * output bound or runs a planted bug, as the settings say. Tests link this library
+ * (devrt_test_faults) and the static runtime.
  */
 #ifndef DEVRT_FAULTS_H
 #define DEVRT_FAULTS_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,17 +88,5 @@ struct devrt_fault_stats {
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */
 void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings);
 void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats);
-
-/* The server's half, in struct devrt_server and guarded by its lock. */
-struct devrt_faults {
-    pthread_cond_t changed; /* the settings changed */
-    bool on; /* any setting is set: also read without the lock, so the server pays one load */
-    struct devrt_fault_settings settings;
-    struct devrt_fault_stats stats;
-    uint64_t ring_ns;         /* when the last lost ring came */
-    uint64_t pass_after_ring; /* the server's pass count when it woke from that sleep */
-    bool awaiting_recovery;
-    struct devrt_server_timeline_entry now; /* the hand-back being timed */
-};
 
 #endif

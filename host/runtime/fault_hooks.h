@@ -1,0 +1,34 @@
+/*
+ * Where tests inject faults into a device's server (docs/reliability.md): one pointer in
+ * struct devrt_server, NULL in every program but a test's, so that the runtime holds no
+ * fault code and its server pays a test of that pointer at each hook. The hooks and their
+ * state are tests/faults' (faults.c), a library the tests link with the static runtime;
+ * devrt_faults_set there installs them. runtime.h has the server's side of each hook.
+ */
+#ifndef DEVRT_FAULT_HOOKS_H
+#define DEVRT_FAULT_HOOKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <devrt/host.h>
+
+struct devrt_server;
+
+struct devrt_fault_hooks {
+    /* Waits on the doorbell as the backend would; may lose a ring. */
+    void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+    /* The server's lock is held in pass, seen, keep_refused and hand_back. */
+    void (*pass)(struct devrt_server *server);
+    void (*seen)(struct devrt_server *server);
+    bool (*keep_refused)(const struct devrt_server *server);
+    void (*hand_back)(struct devrt_server *server);
+    /* Without the server's lock: */
+    uint32_t (*state_flags)(devrt_device *device);
+    bool (*leak_module)(struct devrt_server *server);
+    /* The server is told to stop, its lock held; it has stopped, and the hooks go. */
+    void (*stop)(struct devrt_server *server);
+    void (*release)(struct devrt_server *server);
+};
+
+#endif
