@@ -13,6 +13,10 @@
 #define EM_AMDGPU 224
 #endif
 
+#ifdef DEVRT_HAVE_HIP
+extern const struct devrt_backend_ops devrt_hip_backend; /* hip_backend.c */
+#endif
+
 static const struct devrt_backend_ops *backend_ops(enum devrt_backend backend)
 {
     switch (backend) {
@@ -24,6 +28,9 @@ static const struct devrt_backend_ops *backend_ops(enum devrt_backend backend)
 #endif
 #ifdef DEVRT_HAVE_HSA
     case DEVRT_BACKEND_HSA: return &devrt_hsa_backend;
+#endif
+#ifdef DEVRT_HAVE_HIP
+    case DEVRT_BACKEND_HIP: return &devrt_hip_backend;
 #endif
     default: return NULL;
     }
@@ -122,10 +129,10 @@ int devrt_device_open(enum devrt_backend backend, int index,
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: no output pointer");
     *out = NULL;
     if (backend != DEVRT_BACKEND_HSA && backend != DEVRT_BACKEND_EMU &&
-        backend != DEVRT_BACKEND_CUDA)
+        backend != DEVRT_BACKEND_CUDA && backend != DEVRT_BACKEND_HIP)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
                           "devrt_device_open: backend %d is not one a device is opened on "
-                          "(DEVRT_BACKEND_HSA, _EMU or _CUDA)",
+                          "(DEVRT_BACKEND_HSA, _EMU, _CUDA or _HIP)",
                           (int)backend);
     if (index < 0)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_open: device index %d",

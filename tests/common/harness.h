@@ -29,26 +29,31 @@ __attribute__((unused)) static int failures;
         }                                                                                          \
     } while (0)
 
-/* The backend a test program's optional argument names: emu (the default), hsa or cuda. */
+/* The backend a test program's optional argument names: emu (the default), hsa, hip or cuda. */
 static inline enum devrt_backend harness_backend(const char *name)
 {
     if (name && !strcmp(name, "hsa"))
         return DEVRT_BACKEND_HSA;
     if (name && !strcmp(name, "cuda"))
         return DEVRT_BACKEND_CUDA;
+    if (name && !strcmp(name, "hip"))
+        return DEVRT_BACKEND_HIP;
     return DEVRT_BACKEND_EMU;
 }
 
 /*
- * Whether BACKEND's lanes are host threads: the emulation, or the HSA backend on the HSA
- * runtime double (tests/hsasim), which the registry names in $DEVRT_TEST_HSA_LIBRARY. The
+ * Whether BACKEND's lanes are host threads: the emulation, the HSA backend on the HSA
+ * runtime double (tests/hsasim), which the registry names in $DEVRT_TEST_HSA_LIBRARY, or the
+ * HIP backend on the fake libamdhip64 (tests/attach), named in $DEVRT_HIPFAKE_IMAGES. The
  * tests run smaller there, to stay within CI's time on a few cores.
  */
 static inline bool harness_host_lanes(enum devrt_backend backend)
 {
     const char *double_library = getenv("DEVRT_TEST_HSA_LIBRARY");
+    const char *fake_images = getenv("DEVRT_HIPFAKE_IMAGES");
     return backend == DEVRT_BACKEND_EMU ||
-           (backend == DEVRT_BACKEND_HSA && double_library && *double_library);
+           (backend == DEVRT_BACKEND_HSA && double_library && *double_library) ||
+           (backend == DEVRT_BACKEND_HIP && fake_images && *fake_images);
 }
 
 /*

@@ -33,7 +33,7 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [--device N] [--wave 1|32|64]\n"
+    "                 [--backend hsa|hip|emu|cuda] [--device N] [--wave 1|32|64]\n"
     "                 [--timeout SECONDS] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
@@ -45,8 +45,8 @@ static const char usage[] =
     "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --device picks the backend's device N (default 0), as --list numbers them.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
-    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
-    "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
+    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA,\n"
+    "  HIP and HSA cannot, and devrt-run exits, which ends it with the process.\n"
     "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64,\n"
     "  buf:BYTES for a zeroed buffer the kernel and the host share, or bytes:HEX for a\n"
     "  value given byte by byte in memory order (a struct). Arguments that do not\n"
@@ -490,8 +490,8 @@ static int explain(const char *image, const char *kernel, const char *target, bo
    says why (its library is missing, or it sees no GPU). */
 static int list_devices(void)
 {
-    static const enum devrt_backend backends[] = {DEVRT_BACKEND_HSA, DEVRT_BACKEND_CUDA,
-                                                  DEVRT_BACKEND_EMU};
+    static const enum devrt_backend backends[] = {DEVRT_BACKEND_HSA, DEVRT_BACKEND_HIP,
+                                                  DEVRT_BACKEND_CUDA, DEVRT_BACKEND_EMU};
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; ++i) {
         const char *name = devrt_backend_name(backends[i]);
         /* Bounded: a backend that opened every index would otherwise never end the list. */
@@ -662,6 +662,8 @@ int main(int argc, char **argv)
                 backend = DEVRT_BACKEND_EMU;
             else if (!strcmp(b, "cuda"))
                 backend = DEVRT_BACKEND_CUDA;
+            else if (!strcmp(b, "hip"))
+                backend = DEVRT_BACKEND_HIP;
             else
                 return bad_usage("unknown backend", b);
         } else if (option(argc, argv, &i, "--device", &v)) {
