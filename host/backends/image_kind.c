@@ -16,7 +16,8 @@
 static const char *runs(enum devrt_backend backend)
 {
     switch (backend) {
-    case DEVRT_BACKEND_HSA: return "amdgcn code objects (.hsaco)";
+    case DEVRT_BACKEND_HSA:
+    case DEVRT_BACKEND_HIP: return "amdgcn code objects (.hsaco)";
     case DEVRT_BACKEND_EMU: return "emulation images (.so)";
     case DEVRT_BACKEND_CUDA: return "PTX (.ptx)";
     default: return NULL;
@@ -52,6 +53,9 @@ static void describe(const char *path, enum devrt_backend kind, char *text, size
 int devrt_image_check_backend(const char *path, enum devrt_backend backend)
 {
     enum devrt_backend kind = devrt_image_backend(path);
+    /* devrt_image_backend names HSA for every amdgcn code object: HIP runs them too. */
+    if (backend == DEVRT_BACKEND_HIP && kind == DEVRT_BACKEND_HSA)
+        return DEVRT_SUCCESS;
     if (kind == DEVRT_BACKEND_AUTO || kind == backend || !runs(backend))
         return DEVRT_SUCCESS;
     char what[128];
