@@ -158,5 +158,6 @@ const struct devrt_backend_entry *devrt_backend_sniff(const unsigned char *head,
 extern const struct devrt_backend_ops devrt_emu_backend;
 extern const struct devrt_backend_ops devrt_cuda_backend;
 extern const struct devrt_backend_ops devrt_hsa_backend;
+extern const struct devrt_backend_ops devrt_hip_backend;
 
 #endif

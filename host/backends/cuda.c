@@ -11,9 +11,9 @@
  * - Kernels run on a stream of their own that does not synchronize with the legacy
  *   default stream, and the runtime's copies use another, so that the server can read
  *   device memory while a kernel waits for it.
- * - The driver library is opened with dlopen when a device is opened, not linked: one
- *   build runs on machines without an NVIDIA driver, where opening a device fails with
- *   DEVRT_ERROR_NO_DEVICE and the nvptx tests skip.
+ * - The driver library is opened with dlopen when a device is opened, not linked
+ *   (vendor_library.h): one build runs on machines without an NVIDIA driver, where opening
+ *   a device fails with DEVRT_ERROR_NO_DEVICE and the nvptx tests skip.
  *
  * The doorbell. A GPU cannot interrupt a host thread the way an HSA signal does, so the
  * device sets a word in host memory (doorbell->count) after each request and the server
@@ -31,6 +31,7 @@
 #include <devrt/cuda.h>
 
 #include "runtime.h"
+#include "vendor_library.h"
 
 /* At most this many freed allocations, and bytes, are kept for the next module load. */
 #define DEVRT_CUDA_CACHED 32
@@ -99,38 +100,35 @@ static struct {
     __typeof__(cuStreamWriteValue64) *write_value; /* optional: else two 32-bit fills */
     __typeof__(cuDeviceGetPCIBusId) *bus_id;       /* optional: the server's placement */
     void *library;
-    char error[256];
+    char error[768];
 } cu;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
+/* libcuda.so.1, or the file $DEVRT_CUDA_LIBRARY names (a test's stand-in). */
+static const struct devrt_vendor_library cuda_library = {
+    .what = "the NVIDIA driver",
+    .variable = "DEVRT_CUDA_LIBRARY",
+    .files = (const char *const[]){"libcuda.so.1", NULL},
+};
+
 static void open_driver(void)
 {
-    cu.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cu.library) {
-        snprintf(cu.error, sizeof cu.error, "no NVIDIA driver (%s)", dlerror());
-        return;
-    }
-#define X(fn)                                                                                      \
-    cu.fn = (__typeof__(cu.fn))dlsym(cu.library, DEVRT_CUDA_NAME(fn));                             \
-    if (!cu.fn) {                                                                                  \
-        snprintf(cu.error, sizeof cu.error, "the NVIDIA driver lacks %s", DEVRT_CUDA_NAME(fn));    \
-        dlclose(cu.library);                                                                       \
-        cu.library = NULL;                                                                         \
-        return;                                                                                    \
-    }
-    DEVRT_CUDA_FUNCTIONS(X)
+    static const struct devrt_vendor_symbol symbols[] = {
+#define X(fn) {DEVRT_CUDA_NAME(fn), &cu.fn, false},
+        DEVRT_CUDA_FUNCTIONS(X)
 #undef X
 #if CUDA_VERSION >= 12040
-    cu.param_info = (__typeof__(cu.param_info))dlsym(cu.library, "cuFuncGetParamInfo");
-    cu.function_count =
-        (__typeof__(cu.function_count))dlsym(cu.library, "cuModuleGetFunctionCount");
-    cu.functions = (__typeof__(cu.functions))dlsym(cu.library, "cuModuleEnumerateFunctions");
-    cu.load_function = (__typeof__(cu.load_function))dlsym(cu.library, "cuFuncLoad");
+            {"cuFuncGetParamInfo", &cu.param_info, true},
+        {"cuModuleGetFunctionCount", &cu.function_count, true},
+        {"cuModuleEnumerateFunctions", &cu.functions, true},
+        {"cuFuncLoad", &cu.load_function, true},
 #endif
-    cu.write_value =
-        (__typeof__(cu.write_value))dlsym(cu.library, DEVRT_CUDA_NAME(cuStreamWriteValue64));
-    cu.bus_id = (__typeof__(cu.bus_id))dlsym(cu.library, DEVRT_CUDA_NAME(cuDeviceGetPCIBusId));
+        {DEVRT_CUDA_NAME(cuStreamWriteValue64), &cu.write_value, true},
+        {DEVRT_CUDA_NAME(cuDeviceGetPCIBusId), &cu.bus_id, true},
+    };
+    cu.library = devrt_vendor_library_open(&cuda_library, symbols, sizeof symbols / sizeof *symbols,
+                                           cu.error, sizeof cu.error);
 }
 
 struct cuda_backend {

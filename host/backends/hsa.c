@@ -16,11 +16,9 @@
  * file only allocates, enqueues, rings and waits (docs/runtime.md lists what only a GPU
  * tests).
  */
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +28,19 @@
 #include "amdgpu_metadata.h"
 #include "hsa_memory.h"
 #include "runtime.h"
-
-#define DEVRT_HSA_LIBRARY "libhsa-runtime64.so.1"
+#include "vendor_library.h"
 
 /*
- * Names another library to open instead, so that the tests can make the runtime absent or
- * incomplete on a machine that has it. Not for production use.
+ * The runtime's file, or the one $DEVRT_HSA_LIBRARY names ($DEVRT_TEST_HSA_LIBRARY, its older
+ * name, still works), so that the tests can make the runtime absent or incomplete, or put
+ * their double in its place, on a machine that has it.
  */
-#define DEVRT_HSA_LIBRARY_OVERRIDE "DEVRT_TEST_HSA_LIBRARY"
+static const struct devrt_vendor_library hsa_library_files = {
+    .what = "the ROCm HSA runtime",
+    .variable = "DEVRT_HSA_LIBRARY",
+    .old_variable = "DEVRT_TEST_HSA_LIBRARY",
+    .files = (const char *const[]){"libhsa-runtime64.so.1", NULL},
+};
 
 /* The HSA functions the backend uses, opened from the library by name. */
 #define DEVRT_HSA_FUNCTIONS(X)                                                                     \
@@ -90,50 +93,15 @@ static void *hsa_library; /* set only once every function of the table is resolv
 static char hsa_error[768];
 static pthread_once_t hsa_once = PTHREAD_ONCE_INIT;
 
-/* Adds `name` to a comma-separated list in `list`, ending it with "..." once it is full. */
-static void list_add(char *list, size_t size, const char *name)
-{
-    size_t used = strlen(list);
-    int n = snprintf(list + used, size - used, "%s%s", used ? ", " : "", name);
-    if (n < 0 || (size_t)n >= size - used)
-        memcpy(list + size - 4, "...", 4);
-}
-
 static void open_library(void)
 {
-    const char *name = secure_getenv(DEVRT_HSA_LIBRARY_OVERRIDE);
-    if (!name || !*name)
-        name = DEVRT_HSA_LIBRARY;
-    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(hsa_error, sizeof hsa_error, "cannot open %s, the ROCm HSA runtime (%s)", name,
-                 dlerror());
-        return;
-    }
-    /* Every missing function is named at once: an old runtime usually lacks several. */
-    char missing[512] = "";
-    int count = 0;
-#define X(fn)                                                                                      \
-    hsa.fn = (__typeof__(hsa.fn))dlsym(library, #fn);                                              \
-    if (!hsa.fn) {                                                                                 \
-        count++;                                                                                   \
-        list_add(missing, sizeof missing, #fn);                                                    \
-    }
-    DEVRT_HSA_FUNCTIONS(X)
+    static const struct devrt_vendor_symbol symbols[] = {
+#define X(fn) {#fn, &hsa.fn, false},
+        DEVRT_HSA_FUNCTIONS(X)
 #undef X
-    if (count) {
-        /* The file found, not only the name asked for: LD_LIBRARY_PATH may have picked it. */
-        struct link_map *map = NULL;
-        const char *path = dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name[0]
-                               ? map->l_name
-                               : name;
-        snprintf(hsa_error, sizeof hsa_error, "%s lacks %d function%s devrt needs: %s", path, count,
-                 count == 1 ? "" : "s", missing);
-        memset(&hsa, 0, sizeof hsa);
-        dlclose(library);
-        return;
-    }
-    hsa_library = library;
+    };
+    hsa_library = devrt_vendor_library_open(
+        &hsa_library_files, symbols, sizeof symbols / sizeof *symbols, hsa_error, sizeof hsa_error);
 }
 
 /*

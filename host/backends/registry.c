@@ -99,6 +99,9 @@ static const struct devrt_backend_entry entries[] = {
         .check_image_args = devrt_amdgpu_check_image_args,
         .describe_image = devrt_amdgpu_describe_image,
 #endif
+#ifdef DEVRT_HAVE_HIP
+        .ops = &devrt_hip_backend,
+#endif
     },
 };
 #define ENTRY_COUNT (sizeof entries / sizeof entries[0])

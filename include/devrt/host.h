@@ -35,12 +35,14 @@ enum devrt_status {
 
 enum devrt_backend {
     /* devrt_image_backend's answer when it cannot tell, and devrt-run's "from the image";
-       devrt_device_open takes only HSA, EMU and CUDA. */
+       devrt_device_open takes HSA, EMU, CUDA and HIP. */
     DEVRT_BACKEND_AUTO = 0,
     DEVRT_BACKEND_HSA,
     DEVRT_BACKEND_EMU,
     DEVRT_BACKEND_CUDA,
-    DEVRT_BACKEND_HIP /* only through devrt_hip_attach (<devrt/hip.h>) */
+    /* AMD GPUs through the HIP runtime (libamdhip64, opened at run time), and modules
+       attached with devrt_hip_attach (<devrt/hip.h>) */
+    DEVRT_BACKEND_HIP
 };
 
 typedef struct devrt_device devrt_device;

@@ -121,6 +121,11 @@ void fake_gpu_unload(struct fake_gpu_module *module)
     free(module);
 }
 
+void *fake_gpu_symbol(struct fake_gpu_module *module, const char *name)
+{
+    return dlsym(module->handle, name);
+}
+
 int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address, size_t *size)
 {
     void *symbol = dlsym(module->handle, name);

@@ -19,6 +19,8 @@ struct fake_gpu_module;
 /* 0, or -1 with the reason in *error (static). */
 int fake_gpu_load(const char *path, struct fake_gpu_module **module, const char **error);
 void fake_gpu_unload(struct fake_gpu_module *module);
+/* The module's symbol NAME (a kernel, its caller, __devrt_emu_enter), or NULL. */
+void *fake_gpu_symbol(struct fake_gpu_module *module, const char *name);
 /* The global NAME of the module: its address and size; -1 if it has none. */
 int fake_gpu_global(struct fake_gpu_module *module, const char *name, void **address, size_t *size);
 /* Queue KERNEL on the stream; ARGS are copied. 0, or -1 if the module lacks the kernel. */

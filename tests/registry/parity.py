@@ -17,10 +17,11 @@ import json
 import subprocess
 import sys
 
-BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32")
+BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32", "hip",
+            "hipfake")
 # The backends that a test with one of these labels is registered for.
 ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",),
-        "only-hsasim": ("hsasim", "hsasim32")}
+        "only-hsasim": ("hsasim", "hsasim32"), "only-hipfake": ("hipfake",)}
 
 
 def labels(test):
@@ -47,7 +48,7 @@ def main():
     source.add_argument("--json", help="a file written by ctest --show-only=json-v1")
     parser.add_argument("--ctest", default="ctest", help="the ctest to ask")
     parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="the backends that must agree (default: all six)")
+                        help="the backends that must agree (default: all eight)")
     args = parser.parse_args()
     try:
         listing = read_tests(args)

@@ -37,7 +37,7 @@ static void null_handles(void)
 }
 
 /*
- * devrt_device_open refuses a backend no device is opened on (AUTO, HIP, a value of no
+ * devrt_device_open refuses a backend no device is opened on (AUTO, a value of no
  * enumerator) and a negative index as the caller's mistake, not as "no device"; the
  * control, the emulation's device 0, opens.
  */

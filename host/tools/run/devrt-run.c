@@ -33,7 +33,7 @@
 
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
-    "                 [--backend hsa|emu|cuda] [--device N] [--wave 1|32|64]\n"
+    "                 [--backend hsa|hip|emu|cuda] [--device N] [--wave 1|32|64]\n"
     "                 [--timeout SECONDS] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
@@ -45,8 +45,8 @@ static const char usage[] =
     "  command picks the code object built for the GPU there; it needs --backend.\n"
     "  --device picks the backend's device N (default 0), as --list numbers them.\n"
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
-    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA\n"
-    "  and HSA cannot, and devrt-run exits, which ends it with the process.\n"
+    "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA,\n"
+    "  HIP and HSA cannot, and devrt-run exits, which ends it with the process.\n"
     "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64,\n"
     "  buf:BYTES for a zeroed buffer the kernel and the host share, or bytes:HEX for a\n"
     "  value given byte by byte in memory order (a struct). Arguments that do not\n"
