@@ -111,7 +111,7 @@ struct devrt_server {
     struct devrt_text output;   /* output units (output.c) */
     struct devrt_text window;   /* raw writes read from the device, one copy (output.c) */
     struct devrt_text scratch;  /* one raw write read from the device (output.c) */
-    struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
+    struct devrt_spare *spares; /* lane buffers for the next messages (message_assembly.c) */
     uint32_t spare_count;
     /* The bound on the buffers of unfinished messages (backpressure.c), under lock. */
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
