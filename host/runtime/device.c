@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime.h"
 
@@ -63,22 +62,6 @@ enum devrt_backend devrt_image_backend(const char *path)
     if (memmem(head, n, ".version", 8) || memmem(head, n, "//", 2))
         return DEVRT_BACKEND_CUDA;
     return DEVRT_BACKEND_AUTO;
-}
-
-uint64_t devrt_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-uint64_t devrt_deadline(uint64_t timeout_ns)
-{
-    if (!timeout_ns)
-        return 0;
-    uint64_t now = devrt_now_ns();
-    /* A timeout too long to add is as good as none: the deadline saturates, never wraps. */
-    return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 }
 
 int devrt_device_create(const struct devrt_backend_ops *ops, void *backend, int index,

@@ -451,12 +451,14 @@ int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metada
                                       const char *path, const char *kernel,
                                       const struct devrt_arg *args, size_t arg_count);
 
-/* error.c */
-/* device.c: CLOCK_MONOTONIC in nanoseconds. */
+/* clock.c: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t devrt_now_ns(void);
 /* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
 uint64_t devrt_deadline(uint64_t timeout_ns);
+/* Sleeps NS nanoseconds, the whole of them through signals. */
+void devrt_sleep_ns(uint64_t ns);
 
+/* error.c */
 int devrt_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* backends */
