@@ -30,6 +30,7 @@
 
 #include <devrt/cuda.h>
 
+#include "cuda_driver.h"
 #include "runtime.h"
 #include "vendor_library.h"
 
@@ -38,70 +39,11 @@
 #define DEVRT_CUDA_CACHED_BYTES (64u << 20)
 #define DEVRT_CUDA_HOST_SIZES 64
 
-/* The driver API functions the backend uses, opened from libcuda.so.1 by name. */
-#define DEVRT_CUDA_FUNCTIONS(X)                                                                    \
-    X(cuInit)                                                                                      \
-    X(cuGetErrorString)                                                                            \
-    X(cuDeviceGetCount)                                                                            \
-    X(cuDeviceGet)                                                                                 \
-    X(cuDeviceGetName)                                                                             \
-    X(cuDeviceGetAttribute)                                                                        \
-    X(cuDevicePrimaryCtxRetain)                                                                    \
-    X(cuDevicePrimaryCtxRelease)                                                                   \
-    X(cuDevicePrimaryCtxSetFlags)                                                                  \
-    X(cuDevicePrimaryCtxReset)                                                                     \
-    X(cuCtxSetCurrent)                                                                             \
-    X(cuCtxGetCurrent)                                                                             \
-    X(cuCtxGetDevice)                                                                              \
-    X(cuCtxSynchronize)                                                                            \
-    X(cuStreamCreate)                                                                              \
-    X(cuStreamDestroy)                                                                             \
-    X(cuStreamSynchronize)                                                                         \
-    X(cuMemAlloc)                                                                                  \
-    X(cuMemFree)                                                                                   \
-    X(cuMemsetD8Async)                                                                             \
-    X(cuMemHostAlloc)                                                                              \
-    X(cuMemFreeHost)                                                                               \
-    X(cuMemHostGetDevicePointer)                                                                   \
-    X(cuMemcpyAsync)                                                                               \
-    X(cuMemcpyDtoHAsync)                                                                           \
-    X(cuMemcpyHtoDAsync)                                                                           \
-    X(cuPointerGetAttribute)                                                                       \
-    X(cuModuleLoadDataEx)                                                                          \
-    X(cuModuleUnload)                                                                              \
-    X(cuModuleGetGlobal)                                                                           \
-    X(cuModuleGetFunction)                                                                         \
-    X(cuLaunchKernel)                                                                              \
-    X(cuEventCreate)                                                                               \
-    X(cuEventDestroy)                                                                              \
-    X(cuEventRecord)                                                                               \
-    X(cuEventSynchronize)                                                                          \
-    X(cuEventQuery)                                                                                \
-    X(cuStreamQuery)                                                                               \
-    X(cuStreamWaitEvent)                                                                           \
-    X(cuMemsetD32Async)                                                                            \
-    X(cuMemGetAddressRange)
-
 /* cuda.h renames some functions to versioned symbols (cuMemAlloc is cuMemAlloc_v2). */
 #define DEVRT_CUDA_NAME_(name) #name
 #define DEVRT_CUDA_NAME(name) DEVRT_CUDA_NAME_(name)
 
-static struct {
-#define X(fn) __typeof__(fn) *fn;
-    DEVRT_CUDA_FUNCTIONS(X)
-#undef X
-#if CUDA_VERSION >= 12040
-    __typeof__(cuFuncGetParamInfo) *param_info; /* optional: checks the arguments */
-    /* optional: load every kernel at the module's load (cuda_load_kernels) */
-    __typeof__(cuModuleGetFunctionCount) *function_count;
-    __typeof__(cuModuleEnumerateFunctions) *functions;
-    __typeof__(cuFuncLoad) *load_function;
-#endif
-    __typeof__(cuStreamWriteValue64) *write_value; /* optional: else two 32-bit fills */
-    __typeof__(cuDeviceGetPCIBusId) *bus_id;       /* optional: the server's placement */
-    void *library;
-    char error[768];
-} cu;
+static struct devrt_cuda_driver cu;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
@@ -129,6 +71,12 @@ static void open_driver(void)
     };
     cu.library = devrt_vendor_library_open(&cuda_library, symbols, sizeof symbols / sizeof *symbols,
                                            cu.error, sizeof cu.error);
+}
+
+const struct devrt_cuda_driver *devrt_cuda_open_driver(void)
+{
+    pthread_once(&cu_once, open_driver);
+    return &cu;
 }
 
 struct cuda_backend {
@@ -187,6 +135,12 @@ static int cuda_failed(int status, CUresult result, const char *what)
         cu.cuGetErrorString(result, &text);
     return devrt_fail(status, "CUDA: %s: %s (%d)", what, text ? text : "unknown error",
                       (int)result);
+}
+
+/* cuda_failed, for the backend's other files (cuda_driver.h). */
+int devrt_cuda_failed(int status, CUresult result, const char *what)
+{
+    return cuda_failed(status, result, what);
 }
 
 /* The errors of a kernel's fault, which the driver keeps for the context (and process). */
@@ -276,7 +230,7 @@ static size_t forget_host_size(struct cuda_backend *b, void *ptr)
 }
 
 /* Pinned host memory that the device sees at the host's address (unified addressing). */
-static void *map_host(size_t size)
+void *devrt_cuda_map_host(size_t size)
 {
     void *ptr = NULL;
     if (cu.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
@@ -316,7 +270,7 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
         }
         return (void *)(uintptr_t)ptr;
     }
-    void *ptr = map_host(size);
+    void *ptr = devrt_cuda_map_host(size);
     if (!ptr)
         return NULL;
     if (memory == DEVRT_MEMORY_HOST)
@@ -369,7 +323,7 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
  * module's globals, or mapped host memory)? A unified copy would take an address it does
  * not know for pageable host memory and fault on it.
  */
-static int known_range(uintptr_t address, size_t size, bool *host)
+int devrt_cuda_known_range(uintptr_t address, size_t size, bool *host)
 {
     CUdeviceptr start = 0;
     size_t length = 0;
@@ -393,11 +347,11 @@ static int known_range(uintptr_t address, size_t size, bool *host)
  * (device to host, host to device): the driver then refuses an address that is no device
  * memory with an error instead of reading or writing the host's.
  */
-static int copy_on(CUstream stream, void *dst, const void *src, size_t size, bool read)
+int devrt_cuda_copy_on(CUstream stream, void *dst, const void *src, size_t size, bool read)
 {
     bool host = false;
     CUresult r;
-    if (known_range((uintptr_t)(read ? src : dst), size, &host) == 0) {
+    if (devrt_cuda_known_range((uintptr_t)(read ? src : dst), size, &host) == 0) {
         if (host) {
             memcpy(dst, src, size);
             return 0;
@@ -417,7 +371,7 @@ static int copy(devrt_device *device, void *dst, const void *src, size_t size, b
     if (size == 0)
         return 0;
     struct cuda_backend *b = bind(device);
-    if (copy_on(b->copy, dst, src, size, read) != 0)
+    if (devrt_cuda_copy_on(b->copy, dst, src, size, read) != 0)
         return -1;
     __atomic_store_n(&b->zero_pending, false, __ATOMIC_RELAXED);
     return 0;
@@ -916,137 +870,3 @@ const struct devrt_backend_ops devrt_cuda_backend = {
     .describe = cuda_describe,
     .local_cpus = cuda_local_cpus,
 };
-
-/*
- * devrt_cuda_attach (<devrt/cuda.h>): the handful of calls attach.c needs, in the
- * program's context. Copies go on a stream of their own that does not synchronize with
- * the legacy default stream, so that the server copies while the program's kernels wait.
- */
-struct cuda_attachment {
-    CUcontext context;
-    CUmodule module;
-    CUstream copy;
-};
-
-static int attached_find_global(void *context, const char *name, void **address, size_t *size)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    CUdeviceptr ptr = 0;
-    if (cu.cuModuleGetGlobal(&ptr, size, a->module, name) != CUDA_SUCCESS)
-        return -1;
-    *address = (void *)(uintptr_t)ptr;
-    return 0;
-}
-
-static void *attached_alloc_device(void *context, size_t size)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    CUdeviceptr ptr = 0;
-    return cu.cuMemAlloc(&ptr, size) == CUDA_SUCCESS ? (void *)(uintptr_t)ptr : NULL;
-}
-
-static void attached_free_device(void *context, void *ptr)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
-}
-
-static void *attached_alloc_host(void *context, size_t size)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    return map_host(size);
-}
-
-static void attached_free_host(void *context, void *ptr)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    cu.cuMemFreeHost(ptr);
-}
-
-/* The side the driver knows is the device's; an address it knows on neither is refused. */
-static int attached_copy(void *context, void *dst, const void *src, size_t size)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    bool host;
-    if (known_range((uintptr_t)src, size, &host) == 0)
-        return copy_on(a->copy, dst, src, size, true);
-    if (known_range((uintptr_t)dst, size, &host) == 0)
-        return copy_on(a->copy, dst, src, size, false);
-    return -1;
-}
-
-static int attached_synchronize(void *context)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    CUresult r = cu.cuCtxSynchronize();
-    return r == CUDA_SUCCESS ? 0 : cuda_failed(DEVRT_ERROR_BACKEND, r, "cuCtxSynchronize");
-}
-
-static void attached_release(void *context)
-{
-    struct cuda_attachment *a = context;
-    cu.cuCtxSetCurrent(a->context);
-    cu.cuStreamDestroy(a->copy);
-    free(a);
-}
-
-int devrt_cuda_attach(CUmodule module, const struct devrt_device_options *options,
-                      devrt_module **attached)
-{
-    if (attached)
-        *attached = NULL;
-    if (!module || !attached)
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_cuda_attach: missing argument");
-    pthread_once(&cu_once, open_driver);
-    if (!cu.library)
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: %s", cu.error);
-    struct cuda_attachment *a = calloc(1, sizeof *a);
-    if (!a)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for an attachment");
-    a->module = module;
-    CUdevice device = 0;
-    int warp = 0, unified = 0, maps = 0;
-    CUresult r = cu.cuCtxGetCurrent(&a->context);
-    if (r == CUDA_SUCCESS && !a->context)
-        r = CUDA_ERROR_INVALID_CONTEXT;
-    if (r == CUDA_SUCCESS)
-        r = cu.cuCtxGetDevice(&device);
-    if (r == CUDA_SUCCESS) {
-        cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, device);
-        cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, device);
-        cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, device);
-        r = cu.cuStreamCreate(&a->copy, CU_STREAM_NON_BLOCKING);
-    }
-    if (r != CUDA_SUCCESS) {
-        free(a);
-        return cuda_failed(DEVRT_ERROR_BACKEND, r,
-                           "devrt_cuda_attach: no current context with the module's device");
-    }
-    if (!unified || !maps) {
-        attached_release(a);
-        return devrt_fail(DEVRT_ERROR_NO_DEVICE, "CUDA: the device lacks unified addressing or "
-                                                 "mapped host memory, which devrt needs");
-    }
-    char name[64];
-    snprintf(name, sizeof name, "CUDA module %p", (void *)module);
-    const struct devrt_attach_api api = {
-        .backend = DEVRT_BACKEND_CUDA,
-        .wave_size = (uint32_t)warp,
-        .find_global = attached_find_global,
-        .alloc_device = attached_alloc_device,
-        .free_device = attached_free_device,
-        .alloc_host = attached_alloc_host,
-        .free_host = attached_free_host,
-        .copy = attached_copy,
-        .synchronize = attached_synchronize,
-        .release = attached_release,
-    };
-    return devrt_attach(&api, a, name, options, attached);
-}

@@ -4,25 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime.h"
-
-uint64_t devrt_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-uint64_t devrt_deadline(uint64_t timeout_ns)
-{
-    if (!timeout_ns)
-        return 0;
-    uint64_t now = devrt_now_ns();
-    /* A timeout too long to add is as good as none: the deadline saturates, never wraps. */
-    return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-}
 
 int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops *ops, void *backend,
                         int index, const struct devrt_device_options *options, devrt_device **out)

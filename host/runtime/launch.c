@@ -3,7 +3,7 @@
  * taking a launch's report (devrt_launch, devrt_launch_async, the waits).
  *
  * - Records. Each launch has an exception record in host-visible memory (a slot, from the
- *   module's pool), so the host resets and reads it without a copy. The state block points
+ *   module's pool, slots.c), so the host resets and reads it without a copy. The state block points
  *   at the current one; a launch gets a slot of its own, and the state is pointed at it in
  *   stream order (backend: a stream write, or a store before the launch runs), only when
  *   the module's last launch's report is still untaken or that launch raised. A run of
@@ -24,8 +24,7 @@
 #include <time.h>
 
 #include "runtime.h"
-
-#define SLOTS_PER_CHUNK 64u
+#include "slots.h"
 
 static bool has_queues(const devrt_device *device)
 {
@@ -70,46 +69,11 @@ void devrt_launches_init(devrt_device *device)
     l->next_id = 1;
 }
 
-/* A zeroed slot that the claim word cannot hold; under the lock. NULL with the error set. */
-static struct devrt_exception_record *take_slot(devrt_module *module)
-{
-    for (size_t i = module->free_slot_count; i-- > 0;) {
-        struct devrt_exception_record *slot = module->free_slots[i];
-        if (slot == module->raised_slot)
-            continue;
-        module->free_slots[i] = module->free_slots[--module->free_slot_count];
-        memset(slot, 0, sizeof *slot);
-        return slot;
-    }
-    devrt_device *device = module->device;
-    size_t total = (module->slot_chunk_count + 1) * SLOTS_PER_CHUNK;
-    void **chunks = realloc(module->slot_chunks, (module->slot_chunk_count + 1) * sizeof *chunks);
-    if (chunks)
-        module->slot_chunks = chunks;
-    struct devrt_exception_record **free_slots =
-        chunks ? realloc(module->free_slots, total * sizeof *free_slots) : NULL;
-    if (free_slots) {
-        module->free_slots = free_slots;
-        module->free_slot_capacity = total;
-    }
-    struct devrt_exception_record *chunk =
-        free_slots ? device->ops->alloc(device, SLOTS_PER_CHUNK * sizeof *chunk, DEVRT_MEMORY_HOST)
-                   : NULL;
-    if (!chunk) {
-        devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no host-visible memory for exception records");
-        return NULL;
-    }
-    module->slot_chunks[module->slot_chunk_count++] = chunk;
-    for (uint32_t i = 1; i < SLOTS_PER_CHUNK; ++i)
-        module->free_slots[module->free_slot_count++] = &chunk[i];
-    return &chunk[0];
-}
-
 struct devrt_exception_record *devrt_launches_attach(devrt_module *module)
 {
     struct devrt_launches *l = &module->device->launches;
     pthread_mutex_lock(&l->lock);
-    module->slot = take_slot(module);
+    module->slot = devrt_slot_take(module);
     pthread_mutex_unlock(&l->lock);
     return module->slot;
 }
@@ -263,7 +227,7 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
         e->new_slot = false;
         memset(e->slot, 0, sizeof *e->slot);
     } else {
-        e->slot = take_slot(module);
+        e->slot = devrt_slot_take(module);
         if (!e->slot)
             return DEVRT_ERROR_OUT_OF_MEMORY;
         e->new_slot = true;
@@ -289,9 +253,9 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
             __atomic_fetch_sub(&module->launches_queued, 1, __ATOMIC_RELAXED);
             if (status == DEVRT_ENQUEUE_NOT_YET && e->new_slot) {
                 /* Nothing was written: the module's record stays as it was. */
-                module->free_slots[module->free_slot_count++] = e->slot;
+                devrt_slot_give_back(module, e->slot);
             } else if (e->new_slot) {
-                module->free_slots[module->free_slot_count++] = e->slot;
+                devrt_slot_give_back(module, e->slot);
                 /* The state may point at it or not: the next launch points it anew. */
                 module->slot = NULL;
                 module->slot_owner = NULL;
@@ -524,7 +488,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     } else if (module->slot_owner == e) {
         module->slot_owner = NULL;
     } else {
-        module->free_slots[module->free_slot_count++] = e->slot;
+        devrt_slot_give_back(module, e->slot);
     }
     if (module->last == e)
         module->last = NULL;
@@ -626,14 +590,7 @@ bool devrt_launches_detach(devrt_module *module)
         free(r);
     }
     if (!left) { /* else a kernel left running may still raise into its record */
-        for (size_t i = 0; i < module->slot_chunk_count; ++i)
-            device->ops->free(device, module->slot_chunks[i], DEVRT_MEMORY_HOST);
-        free(module->slot_chunks);
-        free(module->free_slots);
-        module->slot_chunks = NULL;
-        module->free_slots = NULL;
-        module->slot_chunk_count = module->free_slot_count = module->free_slot_capacity = 0;
-        module->slot = module->raised_slot = NULL;
+        devrt_slots_free(module);
     }
     pthread_mutex_unlock(&l->lock);
     return left;
@@ -663,16 +620,16 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
      */
     pthread_mutex_lock(&l->lock);
     if (module->slot == module->raised_slot) {
-        struct devrt_exception_record *fresh = take_slot(module);
+        struct devrt_exception_record *fresh = devrt_slot_take(module);
         if (!fresh ||
             device->ops->write(device, &module->state->exception, &fresh, sizeof fresh) != 0) {
             if (fresh)
-                module->free_slots[module->free_slot_count++] = fresh;
+                devrt_slot_give_back(module, fresh);
             pthread_mutex_unlock(&l->lock);
             return devrt_fail(DEVRT_ERROR_BACKEND,
                               "%s: cannot point the state at a new exception record", module->path);
         }
-        module->free_slots[module->free_slot_count++] = module->slot;
+        devrt_slot_give_back(module, module->slot);
         module->slot = fresh;
     }
     pthread_mutex_unlock(&l->lock);

@@ -36,7 +36,7 @@ struct devrt_server {
     struct devrt_text output;   /* output units (output.c) */
     struct devrt_text window;   /* raw writes read from the device, one copy (output.c) */
     struct devrt_text scratch;  /* one raw write read from the device (output.c) */
-    struct devrt_spare *spares; /* lane buffers for the next messages (server.c) */
+    struct devrt_spare *spares; /* lane buffers for the next messages (message_assembly.c) */
     uint32_t spare_count;
     /* The bound on the buffers of unfinished messages (backpressure.c), under lock. */
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
@@ -436,9 +436,11 @@ void devrt_output_flush(devrt_module *module);
 int devrt_image_check_kind(const void *image, size_t size, const char *path,
                            enum devrt_backend backend);
 
-/* device.c: CLOCK_MONOTONIC in nanoseconds. */
+/* clock.c: CLOCK_MONOTONIC in nanoseconds. */
 uint64_t devrt_now_ns(void);
 /* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
 uint64_t devrt_deadline(uint64_t timeout_ns);
+/* Sleeps NS nanoseconds, the whole of them through signals. */
+void devrt_sleep_ns(uint64_t ns);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * The RPC server: one thread per device takes the packets its kernels send, assembles
- * streamed messages, checks everything the device wrote, and runs the handler of each
- * request. It never trusts device data: a malformed packet is refused, recorded as the
- * launch's device error, and the port is handed back so the device cannot hang on it.
+ * The RPC server: one thread per device takes the packets its kernels send, has them
+ * assembled into messages (message_assembly.c), checks everything the device wrote, and
+ * runs the handler of each request. It never trusts device data: a malformed packet is
+ * refused, recorded as the launch's device error, and the port is handed back so the device
+ * cannot hang on it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "message_assembly.h"
 #include "runtime.h"
 
 static int serve_echo(struct devrt_request *request)
@@ -55,6 +57,11 @@ static devrt_request_handler *const handlers[DEVRT_RPC_OPCODE_END] = {
     [DEVRT_RPC_PRINTF] = devrt_serve_printf,
 };
 
+bool devrt_server_handles(uint32_t opcode)
+{
+    return opcode != 0 && opcode < DEVRT_RPC_OPCODE_END && handlers[opcode];
+}
+
 static void record_request_error(devrt_module *module, uint32_t port, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -80,169 +87,6 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
     pthread_mutex_unlock(&module->error_lock);
 }
 
-/*
- * A lane's buffer lives as long as its message. Buffers of the usual size, enough for a
- * message of four packets, go back to the server's spares when their message ends and
- * serve the next message of any port: the common request, a line from every lane of a
- * wave, then allocates nothing. The spares are as many as the lanes that were in flight
- * at once, up to 4 MiB of them, kept until the device closes.
- */
-#define SPARE_BYTES (4 * DEVRT_RPC_PACKET_BYTES)
-#define MAX_SPARES 16384u
-
-struct devrt_spare {
-    struct devrt_spare *next;
-};
-
-static void give_back_buffer(struct devrt_server *server, struct devrt_lane_message *m)
-{
-    devrt_backpressure_account(server, m->capacity, 0);
-    if (m->capacity == SPARE_BYTES && server->spare_count < MAX_SPARES) {
-        struct devrt_spare *spare = (struct devrt_spare *)m->data;
-        spare->next = server->spares;
-        server->spares = spare;
-        server->spare_count++;
-    } else {
-        free(m->data);
-    }
-    m->data = NULL;
-    m->capacity = 0;
-}
-
-static void free_spares(struct devrt_server *server)
-{
-    while (server->spares) {
-        struct devrt_spare *spare = server->spares;
-        server->spares = spare->next;
-        free(spare);
-    }
-    server->spare_count = 0;
-}
-
-/* The port is free for a new message; its lanes' buffers go back. */
-static void forget_message(struct devrt_server *server, struct devrt_port_state *port)
-{
-    for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1) {
-        struct devrt_lane_message *m = &port->lane[__builtin_ctzll(lanes)];
-        if (m->data)
-            give_back_buffer(server, m);
-    }
-    port->streaming = false;
-    port->lane_mask = 0;
-    devrt_backpressure_message_ended(server, port);
-}
-
-/*
- * Room for SIZE bytes at the lane's data, with the bytes it has received kept. An empty
- * message gets a buffer too: a handler may pass its data on.
- */
-static bool reserve(struct devrt_server *server, struct devrt_lane_message *m, uint32_t size)
-{
-    if (m->data && size <= m->capacity)
-        return true;
-    if (!m->data && size <= SPARE_BYTES && server->spares) {
-        struct devrt_spare *spare = server->spares;
-        server->spares = spare->next;
-        server->spare_count--;
-        m->data = (uint8_t *)spare;
-        m->capacity = SPARE_BYTES;
-        devrt_backpressure_account(server, 0, SPARE_BYTES);
-        return true;
-    }
-    uint32_t capacity = m->capacity ? m->capacity : SPARE_BYTES;
-    while (capacity < size) /* size is at most DEVRT_RPC_MAX_MESSAGE: no overflow */
-        capacity *= 2;
-    uint8_t *grown = realloc(m->data, capacity);
-    if (!grown)
-        return false;
-    devrt_backpressure_account(server, m->capacity, capacity);
-    m->data = grown;
-    m->capacity = capacity;
-    return true;
-}
-
-/* Take one packet into the port's message; returns NULL or why the packet is malformed. */
-static const char *accept_packet(devrt_module *module, struct devrt_port_state *port,
-                                 const struct devrt_rpc_header *header,
-                                 const struct devrt_rpc_packet *packets, char *why, size_t why_size)
-{
-    struct devrt_server *server = &module->device->server;
-    uint32_t wave_size = module->host_channel.wave_size;
-    uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
-    if (header->opcode == 0 || header->opcode >= DEVRT_RPC_OPCODE_END || !handlers[header->opcode])
-        return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;
-    if (header->flags & ~(uint32_t)(DEVRT_RPC_MORE | DEVRT_RPC_WANT_REPLY))
-        return snprintf(why, why_size, "unknown flags 0x%x", header->flags), why;
-    if (header->lane_mask == 0 || (header->lane_mask & ~valid_lanes))
-        return snprintf(why, why_size, "lane mask 0x%llx on a %u-lane wave",
-                        (unsigned long long)header->lane_mask, wave_size),
-               why;
-    if (port->streaming && (header->opcode != port->opcode || header->lane_mask != port->lane_mask))
-        return snprintf(why, why_size, "opcode or lanes changed in the middle of a message"), why;
-
-    bool first = !port->streaming;
-    /* Set before the lanes are read, so that forget_message sees them if one is refused. */
-    port->streaming = true;
-    port->opcode = header->opcode;
-    port->lane_mask = header->lane_mask;
-    bool outstanding = false, open = false;
-    for (uint64_t lanes = header->lane_mask; lanes; lanes &= lanes - 1) {
-        uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
-        struct devrt_lane_message *m = &port->lane[lane];
-        const uint8_t *bytes = (const uint8_t *)&packets[lane];
-        size_t payload = DEVRT_RPC_PACKET_BYTES;
-        if (first) {
-            struct devrt_rpc_first_packet head;
-            memcpy(&head, bytes, sizeof head);
-            m->open = head.length == DEVRT_RPC_OPEN_LENGTH;
-            if (!m->open && head.length > DEVRT_RPC_MAX_MESSAGE)
-                return snprintf(why, why_size, "lane %u: message of %u bytes, the limit is %u",
-                                lane, head.length, DEVRT_RPC_MAX_MESSAGE),
-                       why;
-            m->length = m->open ? 0 : head.length;
-            m->received = 0;
-            m->arg = head.arg;
-            uint32_t size = m->open ? (uint32_t)DEVRT_RPC_FIRST_PAYLOAD : head.length;
-            if (!reserve(server, m, size))
-                return snprintf(why, why_size, "no host memory for %u bytes", size), why;
-            bytes += sizeof head;
-            payload = DEVRT_RPC_FIRST_PAYLOAD;
-        } else if (!m->open && m->received == m->length) {
-            continue; /* this lane's message is complete; its packet is ignored */
-        }
-        if (m->open) {
-            /* An open message takes every packet whole, up to the request's last. */
-            open = true;
-            if (m->received + payload > DEVRT_RPC_MAX_MESSAGE)
-                return snprintf(why, why_size, "lane %u: open message over the limit of %u bytes",
-                                lane, DEVRT_RPC_MAX_MESSAGE),
-                       why;
-            if (!reserve(server, m, m->received + (uint32_t)payload))
-                return snprintf(why, why_size, "no host memory for %u bytes",
-                                m->received + (uint32_t)payload),
-                       why;
-            /* Sizes the compiler knows: a few vector moves, not a call. */
-            if (first)
-                memcpy(m->data, bytes, DEVRT_RPC_FIRST_PAYLOAD);
-            else
-                memcpy(m->data + m->received, bytes, DEVRT_RPC_PACKET_BYTES);
-            m->received += (uint32_t)payload;
-            m->length = m->received;
-            continue;
-        }
-        size_t take = m->length - m->received < payload ? m->length - m->received : payload;
-        memcpy(m->data + m->received, bytes, take);
-        m->received += (uint32_t)take;
-        outstanding |= m->received < m->length;
-    }
-    bool more = header->flags & DEVRT_RPC_MORE;
-    if (more && !outstanding && !open)
-        return snprintf(why, why_size, "a packet past the end of every lane's message"), why;
-    if (!more && outstanding)
-        return snprintf(why, why_size, "message ends before its stated length"), why;
-    return NULL;
-}
-
 /* Serve one port if the device handed it over; returns whether it did. */
 static bool serve_port(devrt_module *module, uint32_t index)
 {
@@ -265,12 +109,13 @@ static bool serve_port(devrt_module *module, uint32_t index)
 
     char why[256];
     uint32_t status = DEVRT_RPC_OK;
-    const char *error = accept_packet(module, port, &header, buffer->packet, why, sizeof why);
+    const char *error =
+        devrt_message_accept_packet(module, port, &header, buffer->packet, why, sizeof why);
     if (error) {
         record_request_error(module, index, "%s", error);
         status = DEVRT_RPC_REFUSED;
         if (!devrt_faults_keep_refused(&module->device->server))
-            forget_message(&module->device->server, port);
+            devrt_message_forget(&module->device->server, port);
     } else if (!(header.flags & DEVRT_RPC_MORE)) {
         /* Only the lanes of the request are zeroed, read or written back. */
         struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
@@ -293,7 +138,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
         if (header.flags & DEVRT_RPC_WANT_REPLY)
             for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
                 buffer->packet[__builtin_ctzll(lanes)] = reply[__builtin_ctzll(lanes)];
-        forget_message(&module->device->server, port);
+        devrt_message_forget(&module->device->server, port);
     }
     buffer->header.flags = status;
     devrt_faults_hand_back(&module->device->server);
@@ -445,7 +290,7 @@ void devrt_server_stop(devrt_device *device)
     devrt_text_free(&server->output);
     devrt_text_free(&server->window);
     devrt_text_free(&server->scratch);
-    free_spares(server);
+    devrt_message_free_spares(server);
     devrt_faults_release(server);
     pthread_cond_destroy(&server->pass_done);
     pthread_mutex_destroy(&server->lock);
@@ -471,7 +316,7 @@ void devrt_server_detach(devrt_device *device, devrt_module *module)
         }
     }
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
-        forget_message(server, &module->ports[i]);
+        devrt_message_forget(server, &module->ports[i]);
     pthread_mutex_unlock(&server->lock);
 }
 
@@ -529,7 +374,7 @@ void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, 
     module->packets_drained = module->packets_taken;
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i) {
         if (module->ports[i].streaming) {
-            forget_message(server, &module->ports[i]);
+            devrt_message_forget(server, &module->ports[i]);
             record_request_error(module, i, "the kernel ended in the middle of a message");
         }
     }

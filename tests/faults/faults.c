@@ -31,13 +31,6 @@ static struct devrt_faults *faults_of(const struct devrt_server *server)
     return (struct devrt_faults *)devrt_faults_of(server);
 }
 
-static void sleep_ns(uint64_t ns)
-{
-    struct timespec left = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&left, &left) == -1 && errno == EINTR)
-        ;
-}
-
 static bool faults_on(const struct devrt_server *server)
 {
     return __atomic_load_n(&faults_of(server)->on, __ATOMIC_RELAXED);
@@ -131,7 +124,7 @@ static void hook_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t ti
         } else {
             /* As if nothing had rung: the rest of the poll interval. */
             pthread_mutex_unlock(&server->lock);
-            sleep_ns(limit - (woke - start));
+            devrt_sleep_ns(limit - (woke - start));
             pthread_mutex_lock(&server->lock);
             faults->pass_after_ring = server->passes;
             faults->awaiting_recovery = true;
@@ -176,12 +169,12 @@ static void hook_hand_back(struct devrt_server *server)
     }
     if (faults->settings.stall_ms) {
         faults->stats.stalls++;
-        sleep_ns((uint64_t)faults->settings.stall_ms * 1000000u);
+        devrt_sleep_ns((uint64_t)faults->settings.stall_ms * 1000000u);
         faults->settings.stall_ms = 0;
     }
     if (faults->settings.hand_back_delay_us) {
         faults->stats.delayed_hand_backs++;
-        sleep_ns((uint64_t)faults->settings.hand_back_delay_us * 1000u);
+        devrt_sleep_ns((uint64_t)faults->settings.hand_back_delay_us * 1000u);
     }
 }
 
