@@ -35,7 +35,7 @@
 
 /*
  * At most this many bytes of freed memory, pinned host memory and device memory together,
- * are kept for the next module load, per device opened (docs/runtime.md, "Memory").
+ * are kept for the next module load, per device opened (docs/runtime.md, "Loading a module").
  */
 #define DEVRT_CUDA_CACHED_BYTES (64u << 20)
 #define DEVRT_CUDA_HOST_SIZES 64

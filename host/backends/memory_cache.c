@@ -1,9 +1,9 @@
 /*
  * The backend's cache of freed memory (memory_cache.h). It lets the oldest blocks go to
  * make room for a new one rather than refusing the new one: a table full of small blocks
- * (launch slots' chunks, freed in dozens when launches end) otherwise kept every module's
- * megabytes out, and each warm load on the H200 paid 2 ms to pin its RPC buffers again
- * (docs/performance.md, "Module load").
+ * (chunks of launch records, freed by the dozen when a module that queued many launches is
+ * unloaded) otherwise kept every module's megabytes out, and each warm load on the H200
+ * paid 2 ms to pin its RPC buffers again (docs/performance.md, "Module load, step by step").
  */
 #include "memory_cache.h"
 
