@@ -31,11 +31,14 @@
 #include <devrt/cuda.h>
 
 #include "cuda_driver.h"
+#include "memory_cache.h"
 #include "runtime.h"
 #include "vendor_library.h"
 
-/* At most this many freed allocations, and bytes, are kept for the next module load. */
-#define DEVRT_CUDA_CACHED 32
+/*
+ * At most this many bytes of freed memory, pinned host memory and device memory together,
+ * are kept for the next module load, per device opened (docs/runtime.md, "Loading a module").
+ */
 #define DEVRT_CUDA_CACHED_BYTES (64u << 20)
 #define DEVRT_CUDA_HOST_SIZES 64
 
@@ -87,18 +90,13 @@ struct cuda_backend {
     CUevent *events; /* spare events for asynchronous launches (under the launches' lock) */
     size_t event_count, event_capacity;
     /*
-     * Memory freed by an unloaded module, kept for the next load of one (cached_* under
+     * Memory freed by an unloaded module, kept for the next load of one (cache, under
      * cache_lock): pinning host memory and allocating device memory are the driver's
      * slowest calls at a load. zero_pending: a fill of device memory is queued on the copy
      * stream and not yet waited for.
      */
     pthread_mutex_t cache_lock;
-    struct cuda_cached {
-        void *ptr;
-        size_t size;
-        enum devrt_memory memory;
-    } cached[DEVRT_CUDA_CACHED];
-    size_t cached_count, cached_bytes;
+    struct devrt_memory_cache cache;
     /*
      * The sizes of mapped host memory handed out (under cache_lock), which the driver will
      * not tell cuda_free (measured on the H200: each load pinned its 4 MiB of RPC buffers
@@ -177,18 +175,8 @@ static bool host_visible(enum devrt_memory memory)
 static void *take_cached(struct cuda_backend *b, size_t size, enum devrt_memory memory,
                          size_t *taken)
 {
-    void *ptr = NULL;
-    bool host = host_visible(memory);
     pthread_mutex_lock(&b->cache_lock);
-    for (size_t i = 0; i < b->cached_count; ++i)
-        if (b->cached[i].size >= size && b->cached[i].size - size <= size / 4 + 4096 &&
-            host_visible(b->cached[i].memory) == host) {
-            ptr = b->cached[i].ptr;
-            *taken = b->cached[i].size;
-            b->cached_bytes -= b->cached[i].size;
-            b->cached[i] = b->cached[--b->cached_count];
-            break;
-        }
+    void *ptr = devrt_memory_cache_take(&b->cache, size, host_visible(memory), taken);
     pthread_mutex_unlock(&b->cache_lock);
     return ptr;
 }
@@ -279,12 +267,19 @@ static void *cuda_alloc(devrt_device *device, size_t size, enum devrt_memory mem
     return ptr;
 }
 
-static void release_memory(void *ptr, enum devrt_memory memory)
+static void release_memory(void *ptr, bool host)
 {
-    if (!host_visible(memory))
+    if (!host)
         cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
     else
         cu.cuMemFreeHost(ptr);
+}
+
+/* Blocks the cache let go, freed outside its lock (a free of pinned memory takes a while). */
+static void release_blocks(const struct devrt_memory_block *blocks, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        release_memory(blocks[i].ptr, blocks[i].kind);
 }
 
 /* Kept for the next load while there is room; the size is the driver's, asked for once. */
@@ -303,19 +298,16 @@ static void cuda_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     } else {
         known = cu.cuMemGetAddressRange(&start, &size, at) == CUDA_SUCCESS;
     }
-    if (known && start == at && size < DEVRT_CUDA_CACHED_BYTES) {
+    if (known && start == at) {
+        struct devrt_memory_block gone[DEVRT_MEMORY_CACHE_ENTRIES + 1];
         pthread_mutex_lock(&b->cache_lock);
-        bool kept = b->cached_count < DEVRT_CUDA_CACHED &&
-                    b->cached_bytes + size <= DEVRT_CUDA_CACHED_BYTES;
-        if (kept) {
-            b->cached[b->cached_count++] = (struct cuda_cached){ptr, size, memory};
-            b->cached_bytes += size;
-        }
+        size_t count = devrt_memory_cache_keep(
+            &b->cache, (struct devrt_memory_block){ptr, size, host_visible(memory)}, gone);
         pthread_mutex_unlock(&b->cache_lock);
-        if (kept)
-            return;
+        release_blocks(gone, count);
+        return;
     }
-    release_memory(ptr, memory);
+    release_memory(ptr, host_visible(memory));
 }
 
 /*
@@ -411,6 +403,7 @@ static int cuda_open(devrt_device *device, int index)
         cu.cuDeviceGetAttribute(&b->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, b->device);
         b->major = major;
         pthread_mutex_init(&b->cache_lock, NULL);
+        b->cache.limit = DEVRT_CUDA_CACHED_BYTES;
         cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, b->device);
         cu.cuDeviceGetAttribute(&maps, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, b->device);
         cu.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, b->device);
@@ -475,8 +468,8 @@ static void cuda_close(devrt_device *device)
     for (size_t i = 0; i < b->event_count; ++i)
         cu.cuEventDestroy(b->events[i]);
     free(b->events);
-    for (size_t i = 0; i < b->cached_count; ++i)
-        release_memory(b->cached[i].ptr, b->cached[i].memory);
+    struct devrt_memory_block gone[DEVRT_MEMORY_CACHE_ENTRIES];
+    release_blocks(gone, devrt_memory_cache_drain(&b->cache, gone));
     pthread_mutex_destroy(&b->cache_lock);
     cu.cuStreamDestroy(b->launch);
     cu.cuStreamDestroy(b->copy);

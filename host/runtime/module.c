@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <devrt/attach.h>
 
@@ -52,13 +53,27 @@ static size_t align_to(size_t value, size_t alignment)
     return (value + alignment - 1) / alignment * alignment;
 }
 
+/*
+ * The server's state of each port, zeroed: 2 MiB for 1024 ports, mapped rather than taken
+ * with calloc. Once a free has raised glibc's mmap threshold past that size, calloc takes it
+ * from the heap and zeroes it, 90 us of every warm load on the H200; fresh pages are zero
+ * already, and the server touches only the ports that are used.
+ */
+static struct devrt_port_state *map_port_states(uint32_t ports)
+{
+    void *states = mmap(NULL, ports * sizeof(struct devrt_port_state), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return states == MAP_FAILED ? NULL : states;
+}
+
 static void free_channel(devrt_module *module)
 {
     devrt_device *device = module->device;
     device->ops->free(device, module->rpc_memory, DEVRT_MEMORY_HOST_RAW);
     device->ops->free(device, module->initial_state, DEVRT_MEMORY_DEVICE);
     module->rpc_memory = module->initial_state = NULL;
-    free(module->ports);
+    if (module->ports)
+        munmap(module->ports, module->host_channel.port_count * sizeof *module->ports);
     module->ports = NULL;
     devrt_heap_detach(module);
 }
@@ -87,7 +102,8 @@ static int attach_state(devrt_module *module, uint64_t since)
     char *rpc = ops->alloc(device, buffer_bytes + mailbox_bytes, DEVRT_MEMORY_HOST_RAW);
     module->initial_state = initial;
     module->rpc_memory = rpc;
-    module->ports = calloc(ports, sizeof *module->ports);
+    module->host_channel.port_count = ports; /* free_channel's, until the channel is set */
+    module->ports = map_port_states(ports);
     if (!initial || !rpc || !module->ports) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "message_assembly.h"
+#include "poll_policy.h"
 #include "runtime.h"
 
 static int serve_echo(struct devrt_request *request)
@@ -420,22 +421,10 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
 
 /*
  * The doorbell of a device that cannot wake a host thread (CUDA, and what devrt is attached
- * to): the device sets doorbell->count after each request and the server polls it. Within
- * POLL_SPIN_NS of the last packet taken it spins, which covers the gap between the requests
- * of a busy kernel; then it sleeps, for a time that doubles from 2 us up to a ceiling. Each
- * wake-up costs the thread about as much as a short request, so the ceiling grows with the
- * quiet spell: POLL_MAX_SLEEP_NS (1 ms) at first, then a POLL_QUIET_SHARE'th of the spell
- * so far, up to POLL_LONG_SLEEP_NS (8 ms). The first request after a quiet spell of T then
- * waits at most about T / 16 longer (8 ms after 128 ms or more of silence), and a kernel
- * that sends nothing costs about 170 wake-ups a second instead of 1000 (docs/performance.md,
- * "Idle server").
+ * to): the device sets doorbell->count after each request and the server polls it, with
+ * the sleeps of devrt_server_poll_policy (poll_policy.c) between looks. A look reads that
+ * one word; the ports are scanned only once it is set.
  */
-#define POLL_SPIN_NS 100000ull
-#define POLL_MIN_SLEEP_NS 2000ull
-#define POLL_MAX_SLEEP_NS 1000000ull
-#define POLL_LONG_SLEEP_NS 8000000ull
-#define POLL_QUIET_SHARE 16u
-
 static void relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -466,30 +455,21 @@ void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t t
         slack_set = true;
     }
     uint32_t *word = &device->doorbell->count;
+    const struct devrt_poll_policy *policy = &devrt_server_poll_policy;
     /* Written by this thread only (server_main): the server is the one caller. */
     uint64_t quiet_since = device->server.last_taken_ns;
     uint64_t start = devrt_now_ns(), limit = (uint64_t)timeout_ms * 1000000u;
-    /*
-     * A wait that begins well into a quiet spell (the last one timed out) starts at the
-     * spell's share rather than at 2 us: ramping up again after each timeout would cost
-     * a dozen wake-ups every time.
-     */
-    uint64_t sleep = (start - quiet_since) / POLL_QUIET_SHARE;
-    sleep = sleep < POLL_MIN_SLEEP_NS ? POLL_MIN_SLEEP_NS : sleep;
+    uint64_t sleep = devrt_poll_first_sleep(policy, start - quiet_since);
     while (!__atomic_load_n(word, __ATOMIC_ACQUIRE)) {
         uint64_t now = devrt_now_ns();
         if (now - start >= limit)
             return;
-        uint64_t quiet = now - quiet_since;
-        if (quiet < POLL_SPIN_NS) {
+        sleep = devrt_poll_sleep(policy, now - quiet_since, sleep);
+        if (!sleep) {
             relax();
+            sleep = devrt_poll_first_sleep(policy, 0);
             continue;
         }
-        uint64_t ceiling = quiet / POLL_QUIET_SHARE;
-        ceiling = ceiling < POLL_MAX_SLEEP_NS    ? POLL_MAX_SLEEP_NS
-                  : ceiling > POLL_LONG_SLEEP_NS ? POLL_LONG_SLEEP_NS
-                                                 : ceiling;
-        sleep = sleep < ceiling ? sleep : ceiling;
         struct timespec pause = {0, (long)sleep};
         nanosleep(&pause, NULL);
         sleep *= 2;
