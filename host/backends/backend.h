@@ -1,18 +1,27 @@
 /*
  * The seam between the runtime and a backend: what a backend provides (struct
- * devrt_backend_ops), the registry's row that names it (struct devrt_backend_entry), and
- * what a kernel takes as the loaded image records it. A new backend fills one ops table in
+ * devrt_backend_ops), the registry's row that names it (struct devrt_backend_entry), what a
+ * kernel takes as the loaded image records it, the launch records a backend's queue steps
+ * read, and what a backend calls of the runtime. A new backend fills one ops table in
  * host/backends/ and one row of registry.c (docs/design.md, "Adding a backend").
+ *
+ * Who includes what: every file of host/backends/ includes this header (with codeobject.h,
+ * the public headers and its own), never runtime.h (style.backend_includes); a device and a
+ * module are opaque here, reached through the accessors below. runtime.h includes this
+ * header, so the runtime sees all of it.
  */
 #ifndef DEVRT_BACKEND_H
 #define DEVRT_BACKEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <devrt/abi.h>
 #include <devrt/host.h>
+#include <devrt/rpc.h>
 
 enum devrt_memory {
     DEVRT_MEMORY_DEVICE, /* device memory, zeroed: a module's initial state and tables */
@@ -40,7 +49,63 @@ struct devrt_kernel_description {
     const char *no_bytes_by_value;
 };
 
-struct devrt_launch_entry;
+/* A launch from the time it is queued until its report is taken (launch.c). */
+/* The two lists an untaken asynchronous launch is on: every one of the device, its stream's. */
+enum devrt_launch_list_kind { DEVRT_LAUNCHES_OF_DEVICE, DEVRT_LAUNCHES_OF_STREAM };
+
+struct devrt_launch_link {
+    struct devrt_launch_entry *prev, *next;
+};
+
+struct devrt_launch_list {
+    struct devrt_launch_entry *head, *tail; /* in the order queued */
+};
+
+struct devrt_launch_entry {
+    uint64_t id; /* 0: a synchronous launch */
+    devrt_module *module;
+    devrt_stream *stream;
+    struct devrt_launch_link link[2]; /* by devrt_launch_list_kind */
+    /* The launch before it on the module while that one's report is untaken, else NULL. */
+    struct devrt_launch_entry *after;
+    /* The module's latest kernel that ran on past its timeout and may still run, else NULL
+       (both for the enqueue only). */
+    struct devrt_launch_entry *after_runaway;
+    const char *kernel;
+    struct devrt_launch_config config;
+    struct devrt_exception_record *slot; /* host-visible: this launch's record */
+    bool new_slot;                       /* the state must be pointed at slot first */
+    uint64_t module_order;               /* the module's launches run in this order */
+    void *backend[2];                    /* the backend's: a CUevent; an HSA signal, kernarg */
+    /*
+     * A copy kept of a launch whose kernel ran on past its timeout (CUDA, HSA): its backend
+     * handles order the module's later launches after it, on every stream (launch.c).
+     */
+    struct devrt_launch_entry *next_runaway; /* the module's earlier ones */
+    /* Launches run by launch.c's stream threads: */
+    struct devrt_arg *args;
+    size_t arg_count;
+    bool ran;
+    bool taken; /* a wait has it */
+    int run_status;
+    char *run_error;
+    /* Set once the report is made, when the module is unloaded before the wait: */
+    bool finished;
+    int status;
+    struct devrt_launch_report *result;
+};
+
+struct devrt_stream {
+    devrt_device *device;
+    void *backend; /* the backend's queue (a CUstream) */
+    devrt_stream *next;
+    struct devrt_launch_list launches; /* launches whose report is untaken */
+    /* The backends without enqueue: a thread runs the stream's launches in order. */
+    pthread_t thread;
+    bool thread_started, stop;
+    pthread_cond_t work;
+    struct devrt_launch_entry *next_to_run;
+};
 
 /* What each backend provides. Device addresses are plain pointers on every backend. */
 struct devrt_backend_ops {
@@ -149,10 +214,93 @@ struct devrt_backend_entry {
     const struct devrt_backend_ops *ops; /* NULL: not built into this runtime */
 };
 
+/* registry.c: DEVRT_ERROR_IMAGE, saying what the image (SIZE bytes, read from PATH) is,
+   where BACKEND runs another kind of image; DEVRT_SUCCESS where it runs this kind or the
+   kind is unknown. */
+int devrt_image_check_kind(const void *image, size_t size, const char *path,
+                           enum devrt_backend backend);
+
 /* The row of KIND; NULL for AUTO or a value of no enumerator. */
 const struct devrt_backend_entry *devrt_backend_entry(enum devrt_backend kind);
 /* The first row whose sniff takes the image's first SIZE bytes; NULL if none does. */
 const struct devrt_backend_entry *devrt_backend_sniff(const unsigned char *head, size_t size);
+
+/*
+ * What backends call of the runtime (host/runtime/). devrt_device and devrt_module are
+ * opaque here: a backend reaches the few fields it keeps or reads through these accessors
+ * (device.c, module.c), so the runtime's internals (runtime.h) can change under it.
+ */
+
+/* device.c: the backend's own state, which its open sets. */
+void *devrt_device_backend_state(const devrt_device *device);
+void devrt_device_set_backend_state(devrt_device *device, void *state);
+/* The host-visible doorbell shared by the device's channels; open allocates and sets it. */
+struct devrt_rpc_doorbell *devrt_device_doorbell(const devrt_device *device);
+void devrt_device_set_doorbell(devrt_device *device, struct devrt_rpc_doorbell *doorbell);
+/* The device's wave size; open sets it. */
+uint32_t devrt_device_wave_size(const devrt_device *device);
+void devrt_device_set_wave_size(devrt_device *device, uint32_t wave_size);
+/* The options as devrt_device_open was given them. */
+const struct devrt_device_options *devrt_device_open_options(const devrt_device *device);
+
+/* module.c: what a backend's load, launches and unload read of a module. */
+devrt_device *devrt_module_device(const devrt_module *module);
+/* The backend's own state of the module, set by its load. */
+void *devrt_module_backend_state(const devrt_module *module);
+void devrt_module_set_backend_state(devrt_module *module, void *state);
+/* The path the module was loaded from (attach.c: the name the program gave). */
+const char *devrt_module_path(const devrt_module *module);
+/* The image as read from the path, until the module is unloaded. */
+void *devrt_module_image(const devrt_module *module);
+size_t devrt_module_image_size(const devrt_module *module);
+/* Where reports go: stderr, or as devrt_module_set_report_file set it (NULL: nowhere). */
+FILE *devrt_module_report_file(const devrt_module *module);
+/* The device address of the module's state block, and of its __devrt_state variable. */
+struct devrt_state *devrt_module_state(const devrt_module *module);
+struct devrt_state **devrt_module_state_variable(const devrt_module *module);
+
+/* device.c: a lost device. */
+/*
+ * A kernel faulted the GPU and the backend cannot go on with it (CUDA's sticky errors, an HSA
+ * memory fault that evicted the process's queues): every later call on DEVICE fails at once
+ * with DEVRT_ERROR_DEVICE_LOST, naming WHY, until it is closed. Returns that status, with
+ * WHY as the error. The first reason is kept.
+ */
+int devrt_device_mark_lost(devrt_device *device, const char *why);
+/* DEVRT_ERROR_DEVICE_LOST with the reason when DEVICE is lost, else DEVRT_SUCCESS. */
+int devrt_device_check_lost(const devrt_device *device);
+/* Whether DEVICE is lost, setting no error (a close that must know). */
+bool devrt_device_is_lost(const devrt_device *device);
+
+/* server.c */
+/*
+ * Whether the calling thread is DEVICE's server in the middle of a request's handler. The
+ * path that serves the device must do no work on the GPU (a copy of device memory is a
+ * blit on HSA): when the kernel fills the GPU, that work waits for waves that wait for the
+ * reply. The emulation refuses copies there, so its tests show any that creep in.
+ */
+bool devrt_server_serving(const devrt_device *device);
+/*
+ * The doorbell ops of a device that cannot wake a host thread: the device sets
+ * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
+ */
+uint64_t devrt_polled_arm_doorbell(devrt_device *device);
+void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
+void devrt_polled_ring_doorbell(devrt_device *device);
+
+/* clock.c: CLOCK_MONOTONIC in nanoseconds. */
+uint64_t devrt_now_ns(void);
+/* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
+uint64_t devrt_deadline(uint64_t timeout_ns);
+
+/*
+ * placement.c: the cpulist of the CPUs local to the PCI function
+ * DOMAIN:BUS:DEVICE.FUNCTION, as SYSFS (normally "/sys") lists them in
+ * bus/pci/devices/<address>/local_cpulist, into LIST without its newline. Returns 0, or -1
+ * if the file cannot be read.
+ */
+int devrt_pci_local_cpus(const char *sysfs, unsigned domain, unsigned bus, unsigned device,
+                         unsigned function, char *list, size_t size);
 
 /* The backends' ops tables, named only by registry.c. */
 extern const struct devrt_backend_ops devrt_emu_backend;

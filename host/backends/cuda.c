@@ -32,7 +32,8 @@
 
 #include "cuda_driver.h"
 #include "memory_cache.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 #include "vendor_library.h"
 
 /*
@@ -161,7 +162,7 @@ static bool sticky(CUresult r)
 /* Every thread that calls the driver (the caller's, the server's) binds the context. */
 static struct cuda_backend *bind(devrt_device *device)
 {
-    struct cuda_backend *b = device->backend;
+    struct cuda_backend *b = devrt_device_backend_state(device);
     cu.cuCtxSetCurrent(b->context);
     return b;
 }
@@ -437,14 +438,15 @@ static int cuda_open(devrt_device *device, int index)
         return cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot take the device's primary context");
     }
     cu.cuCtxSetCurrent(b->context);
-    device->backend = b;
-    device->wave_size = (uint32_t)warp;
+    devrt_device_set_backend_state(device, b);
+    devrt_device_set_wave_size(device, (uint32_t)warp);
     r = cu.cuStreamCreate(&b->launch, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS)
         r = cu.cuStreamCreate(&b->copy, CU_STREAM_NON_BLOCKING);
-    device->doorbell =
-        r == CUDA_SUCCESS ? cuda_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST) : NULL;
-    if (!device->doorbell) {
+    struct devrt_rpc_doorbell *doorbell =
+        r == CUDA_SUCCESS ? cuda_alloc(device, sizeof *doorbell, DEVRT_MEMORY_HOST) : NULL;
+    devrt_device_set_doorbell(device, doorbell);
+    if (!doorbell) {
         int failure = r != CUDA_SUCCESS
                           ? cuda_failed(DEVRT_ERROR_BACKEND, r, "cannot create streams")
                           : devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY,
@@ -455,7 +457,7 @@ static int cuda_open(devrt_device *device, int index)
             cu.cuStreamDestroy(b->copy);
         cu.cuDevicePrimaryCtxRelease(b->device);
         free(b);
-        device->backend = NULL;
+        devrt_device_set_backend_state(device, NULL);
         return failure;
     }
     return DEVRT_SUCCESS;
@@ -464,7 +466,7 @@ static int cuda_open(devrt_device *device, int index)
 static void cuda_close(devrt_device *device)
 {
     struct cuda_backend *b = bind(device);
-    cuda_free(device, device->doorbell, DEVRT_MEMORY_HOST);
+    cuda_free(device, devrt_device_doorbell(device), DEVRT_MEMORY_HOST);
     for (size_t i = 0; i < b->event_count; ++i)
         cu.cuEventDestroy(b->events[i]);
     free(b->events);
@@ -478,7 +480,7 @@ static void cuda_close(devrt_device *device)
      * A fault left the context unusable. The reset is what the driver offers; on driver 580
      * (CUDA 13.0) the fault outlives it, and the next open says so (docs/runtime.md).
      */
-    if (__atomic_load_n(&device->lost, __ATOMIC_ACQUIRE))
+    if (devrt_device_is_lost(device))
         cu.cuDevicePrimaryCtxReset(b->device);
     free(b);
 }
@@ -517,15 +519,15 @@ static CUresult load_kernels(CUmodule module)
 
 static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
 {
-    bind(module->device);
-    const char *path = module->path;
+    bind(devrt_module_device(module));
+    const char *path = devrt_module_path(module);
     struct cuda_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
     char log[2048] = "";
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, (void *)(uintptr_t)sizeof log};
-    CUresult r = cu.cuModuleLoadDataEx(&m->module, module->image, 2, options, values);
+    CUresult r = cu.cuModuleLoadDataEx(&m->module, devrt_module_image(module), 2, options, values);
     if (r != CUDA_SUCCESS) {
         free(m);
         if (!log[0]) {
@@ -550,14 +552,14 @@ static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
                           DEVRT_STATE_SYMBOL);
     }
     *state_variable = (struct devrt_state **)(uintptr_t)address;
-    module->backend = m;
+    devrt_module_set_backend_state(module, m);
     return DEVRT_SUCCESS;
 }
 
 static void cuda_unload(devrt_module *module)
 {
-    struct cuda_module *m = module->backend;
-    bind(module->device);
+    struct cuda_module *m = devrt_module_backend_state(module);
+    bind(devrt_module_device(module));
     cu.cuModuleUnload(m->module);
     for (size_t i = 0; i < m->kernel_count; ++i) {
         free(m->kernels[i].name);
@@ -595,13 +597,14 @@ static uint32_t *param_sizes(CUfunction function, size_t *count)
 /* The kernel, looked up in the driver on its first launch only. */
 static int find_kernel(devrt_module *module, const char *kernel, struct cuda_kernel **out)
 {
-    struct cuda_module *m = module->backend;
+    struct cuda_module *m = devrt_module_backend_state(module);
     for (size_t i = 0; i < m->kernel_count; ++i)
         if (!strcmp(m->kernels[i].name, kernel))
             return *out = &m->kernels[i], DEVRT_SUCCESS;
     CUfunction function;
     if (cu.cuModuleGetFunction(&function, m->module, kernel) != CUDA_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                          kernel);
     struct cuda_kernel *grown = realloc(m->kernels, (m->kernel_count + 1) * sizeof *grown);
     char *name = grown ? strdup(kernel) : NULL;
     if (grown)
@@ -659,8 +662,10 @@ static int cuda_describe_kernel(devrt_module *module, const char *kernel,
 
 static CUstream stream_of(const struct devrt_launch_entry *entry)
 {
-    return entry->stream->backend ? entry->stream->backend
-                                  : ((struct cuda_backend *)entry->module->device->backend)->launch;
+    if (entry->stream->backend)
+        return entry->stream->backend;
+    const struct cuda_backend *b = devrt_device_backend_state(devrt_module_device(entry->module));
+    return b->launch;
 }
 
 /* BEFORE's event, where it has one: a synchronous launch without a timeout has none, and
@@ -668,7 +673,7 @@ static CUstream stream_of(const struct devrt_launch_entry *entry)
 static int cuda_order_after(struct devrt_launch_entry *entry,
                             const struct devrt_launch_entry *before)
 {
-    bind(entry->module->device);
+    bind(devrt_module_device(entry->module));
     CUresult r = before->backend[0]
                      ? cu.cuStreamWaitEvent(stream_of(entry), (CUevent)before->backend[0], 0)
                      : CUDA_SUCCESS;
@@ -680,9 +685,9 @@ static int cuda_order_after(struct devrt_launch_entry *entry,
 /* A write on the launch's stream, so in order with the module's earlier kernels. */
 static int cuda_point_state(struct devrt_launch_entry *entry)
 {
-    bind(entry->module->device);
+    bind(devrt_module_device(entry->module));
     CUstream stream = stream_of(entry);
-    CUdeviceptr where = (CUdeviceptr)(uintptr_t)&entry->module->state->exception;
+    CUdeviceptr where = (CUdeviceptr)(uintptr_t)&devrt_module_state(entry->module)->exception;
     uint64_t value = (uint64_t)(uintptr_t)entry->slot;
     CUresult r =
         cu.write_value ? cu.write_value(stream, where, value, 0) : CUDA_ERROR_NOT_SUPPORTED;
@@ -701,7 +706,7 @@ static int cuda_submit(struct devrt_launch_entry *entry, const struct devrt_arg 
                        size_t arg_count)
 {
     devrt_module *module = entry->module;
-    struct cuda_backend *b = bind(module->device);
+    struct cuda_backend *b = bind(devrt_module_device(module));
     CUstream stream = stream_of(entry);
     struct cuda_kernel *k = NULL;
     int status = find_kernel(module, entry->kernel, &k);
@@ -760,7 +765,7 @@ static CUresult wait_until(CUevent event, CUstream stream, uint64_t deadline)
 
 static int cuda_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
-    devrt_device *device = entry->module->device;
+    devrt_device *device = devrt_module_device(entry->module);
     struct cuda_backend *b = bind(device);
     CUstream stream = entry->stream->backend ? entry->stream->backend : b->launch;
     CUevent event = entry->backend[0];
@@ -794,7 +799,7 @@ static int cuda_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 
 static void cuda_release(struct devrt_launch_entry *entry)
 {
-    struct cuda_backend *b = entry->stream->device->backend;
+    struct cuda_backend *b = devrt_device_backend_state(entry->stream->device);
     CUevent event = entry->backend[0];
     entry->backend[0] = NULL;
     if (event)
@@ -821,14 +826,14 @@ static void cuda_stream_destroy(devrt_stream *stream)
 /* The memory size needs a driver function devrt does not otherwise use: left unknown. */
 static void cuda_describe(const devrt_device *device, struct devrt_device_info *info)
 {
-    const struct cuda_backend *b = device->backend;
+    const struct cuda_backend *b = devrt_device_backend_state(device);
     snprintf(info->name, sizeof info->name, "sm_%d%d %.100s", b->major, b->minor, b->name);
 }
 
 /* The GPU's PCI address ("0000:3b:00.0", hex in either case), then sysfs's list for it. */
 static int cuda_local_cpus(const devrt_device *device, char *list, size_t size)
 {
-    const struct cuda_backend *b = device->backend;
+    const struct cuda_backend *b = devrt_device_backend_state(device);
     char id[64];
     unsigned domain, bus, slot, function;
     if (!cu.bus_id || cu.bus_id(id, (int)sizeof id, b->device) != CUDA_SUCCESS ||

@@ -10,7 +10,8 @@
 #include <devrt/cuda.h>
 
 #include "cuda_driver.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 
 /*
  * devrt_cuda_attach (<devrt/cuda.h>): the handful of calls attach.c needs, in the

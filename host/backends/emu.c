@@ -24,7 +24,8 @@
 #include "emu_ffi.h"
 #include "emu_image.h"
 #include "emu_waves.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 
 struct emu_device {
     uint32_t wave_size;
@@ -201,9 +202,9 @@ static int emu_configure(const struct devrt_device_options *options, struct emu_
 
 static int emu_open(devrt_device *device, int index)
 {
-    uint64_t devices = device->options.emu_devices ? device->options.emu_devices : 1;
-    int status =
-        device->options.emu_devices ? DEVRT_SUCCESS : env_number("DEVRT_EMU_DEVICES", &devices);
+    const struct devrt_device_options *options = devrt_device_open_options(device);
+    uint64_t devices = options->emu_devices ? options->emu_devices : 1;
+    int status = options->emu_devices ? DEVRT_SUCCESS : env_number("DEVRT_EMU_DEVICES", &devices);
     if (status != DEVRT_SUCCESS)
         return status;
     if (devices == 0 || devices > DEVRT_EMU_MAX_DEVICES)
@@ -218,18 +219,19 @@ static int emu_open(devrt_device *device, int index)
     struct emu_device *emu = calloc(1, sizeof *emu);
     if (!emu)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the device");
-    status = emu_configure(&device->options, emu);
+    status = emu_configure(options, emu);
     if (status != DEVRT_SUCCESS) {
         free(emu);
         return status;
     }
-    device->wave_size = emu->wave_size;
-    device->doorbell = emu_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (!device->doorbell) {
+    devrt_device_set_wave_size(device, emu->wave_size);
+    struct devrt_rpc_doorbell *doorbell = emu_alloc(device, sizeof *doorbell, DEVRT_MEMORY_HOST);
+    devrt_device_set_doorbell(device, doorbell);
+    if (!doorbell) {
         free(emu);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the doorbell");
     }
-    device->backend = emu;
+    devrt_device_set_backend_state(device, emu);
     /* The first backtrace loads the unwinder: here, once, rather than in racing lanes. */
     void *frame;
     backtrace(&frame, 1);
@@ -246,8 +248,8 @@ static void emu_describe(const devrt_device *device, struct devrt_device_info *i
 
 static void emu_close(devrt_device *device)
 {
-    emu_free(device, device->doorbell, DEVRT_MEMORY_HOST);
-    free(device->backend);
+    emu_free(device, devrt_device_doorbell(device), DEVRT_MEMORY_HOST);
+    free(devrt_device_backend_state(device));
 }
 
 /* The image's symbol PREFIX followed by KERNEL's name, or NULL. */
@@ -267,9 +269,10 @@ static void *kernel_symbol(struct emu_module *m, const char *prefix, const char 
 static int emu_describe_kernel(devrt_module *module, const char *kernel,
                                struct devrt_kernel_description *description)
 {
-    struct emu_module *m = module->backend;
+    struct emu_module *m = devrt_module_backend_state(module);
     if (!dlsym(m->handle, kernel))
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                          kernel);
     if (!kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel))
         description->no_bytes_by_value = "which the emulation passes only to kernels declared "
                                          "with DEVRT_KERNELn against this devrt";
@@ -279,7 +282,7 @@ static int emu_describe_kernel(devrt_module *module, const char *kernel,
         return DEVRT_SUCCESS; /* declared with DEVRT_KERNEL alone: nothing recorded */
     if (signature->count > DEVRT_EMU_MAX_PARAMETERS)
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: the signature of kernel %s says %u parameters",
-                          module->path, kernel, signature->count);
+                          devrt_module_path(module), kernel, signature->count);
     description->param_sizes = signature->size;
     description->param_count = signature->count;
     return DEVRT_SUCCESS;
@@ -297,10 +300,11 @@ static int emu_launch(devrt_module *module, const char *kernel,
                       const struct devrt_launch_config *config, const struct devrt_arg *args,
                       size_t arg_count)
 {
-    struct emu_module *m = module->backend;
+    struct emu_module *m = devrt_module_backend_state(module);
     void (*fn)(void) = (void (*)(void))dlsym(m->handle, kernel);
     if (!fn)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                          kernel);
     /* Its arguments passed describe_kernel's check (launch.c). */
     devrt_emu_call_fn *call = (devrt_emu_call_fn *)kernel_symbol(m, DEVRT_EMU_CALL_PREFIX, kernel);
 
@@ -334,7 +338,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
                           arg_count);
     }
 
-    struct emu_device *emu = module->device->backend;
+    struct emu_device *emu = devrt_device_backend_state(devrt_module_device(module));
     uint64_t launch = __atomic_fetch_add(&emu->launches, 1u, __ATOMIC_RELAXED);
     struct devrt_emu_grid grid = {
         .enter = m->enter,
@@ -373,24 +377,27 @@ static int emu_launch(devrt_module *module, const char *kernel,
 
 static uint64_t emu_arm_doorbell(devrt_device *device)
 {
-    __atomic_store_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
-    return __atomic_load_n(&device->doorbell->count, __ATOMIC_SEQ_CST);
+    struct devrt_rpc_doorbell *doorbell = devrt_device_doorbell(device);
+    __atomic_store_n(&doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&doorbell->count, __ATOMIC_SEQ_CST);
 }
 
 static void emu_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
 {
+    struct devrt_rpc_doorbell *doorbell = devrt_device_doorbell(device);
     if (timeout_ms) {
         struct timespec timeout = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
-        syscall(SYS_futex, &device->doorbell->count, FUTEX_WAIT_PRIVATE, (uint32_t)armed, &timeout,
-                NULL, 0);
+        syscall(SYS_futex, &doorbell->count, FUTEX_WAIT_PRIVATE, (uint32_t)armed, &timeout, NULL,
+                0);
     }
-    __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&doorbell->sleeping, 0u, __ATOMIC_SEQ_CST);
 }
 
 static void emu_ring_doorbell(devrt_device *device)
 {
-    __atomic_fetch_add(&device->doorbell->count, 1u, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, &device->doorbell->count, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    struct devrt_rpc_doorbell *doorbell = devrt_device_doorbell(device);
+    __atomic_fetch_add(&doorbell->count, 1u, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &doorbell->count, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 const struct devrt_backend_ops devrt_emu_backend = {

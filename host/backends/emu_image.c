@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "emu_image.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 
 /*
  * dlopen maps a file once per process, so a second module of an image already loaded (on
@@ -109,7 +110,7 @@ static void close_image(struct emu_module *m)
 
 int devrt_emu_load(devrt_module *module, struct devrt_state ***state_variable)
 {
-    const char *path = module->path;
+    const char *path = devrt_module_path(module);
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
@@ -131,13 +132,13 @@ int devrt_emu_load(devrt_module *module, struct devrt_state ***state_variable)
         return status;
     }
     *state_variable = m->state_variable;
-    module->backend = m;
+    devrt_module_set_backend_state(module, m);
     return DEVRT_SUCCESS;
 }
 
 void devrt_emu_unload(devrt_module *module)
 {
-    struct emu_module *m = module->backend;
+    struct emu_module *m = devrt_module_backend_state(module);
     pthread_mutex_lock(&image_lock);
     for (struct emu_module **p = &loaded_modules; *p; p = &(*p)->next_loaded)
         if (*p == m) {

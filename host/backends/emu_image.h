@@ -7,7 +7,7 @@
 
 #include <devrt/emu.h>
 
-#include "runtime.h"
+#include "backend.h"
 
 struct emu_module {
     void *handle;

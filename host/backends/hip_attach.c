@@ -27,7 +27,8 @@
 #include <devrt/hip.h>
 
 #include "hip_library.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 
 struct hip_attachment {
     int device;

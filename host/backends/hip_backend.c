@@ -23,7 +23,8 @@
 #include <time.h>
 
 #include "hip_library.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
 #include "amdgpu_dispatch.h"
@@ -53,7 +54,7 @@ struct hip_kernel {
 };
 
 struct hip_module {
-    hipModule_t module; /* from module->image, which outlives it (module.c) */
+    hipModule_t module; /* from the module's image, which outlives it (module.c) */
     struct hip_kernel *kernels;
     size_t kernel_count;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -64,7 +65,7 @@ struct hip_module {
 /* Every thread that calls HIP (the caller's, the server's, a stream's) selects the GPU. */
 static struct hip_backend *bind(devrt_device *device)
 {
-    struct hip_backend *b = device->backend;
+    struct hip_backend *b = devrt_device_backend_state(device);
     devrt_hip.hipSetDevice(b->device);
     return b;
 }
@@ -244,15 +245,16 @@ static int hip_open(devrt_device *device, int index)
     snprintf(b->arch, sizeof b->arch, "%.63s", properties.gcnArchName);
     snprintf(b->name, sizeof b->name, "%.60s %.60s", properties.gcnArchName, properties.name);
     b->memory_bytes = properties.totalGlobalMem;
-    device->backend = b;
-    device->wave_size = (uint32_t)warp;
+    devrt_device_set_backend_state(device, b);
+    devrt_device_set_wave_size(device, (uint32_t)warp);
     b->staging = map_host(DEVRT_HIP_STAGING);
-    device->doorbell = hip_alloc(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
-    if (!device->doorbell || !b->staging) {
-        hip_free(device, device->doorbell, DEVRT_MEMORY_HOST);
-        device->doorbell = NULL;
+    struct devrt_rpc_doorbell *doorbell = hip_alloc(device, sizeof *doorbell, DEVRT_MEMORY_HOST);
+    devrt_device_set_doorbell(device, doorbell);
+    if (!doorbell || !b->staging) {
+        hip_free(device, doorbell, DEVRT_MEMORY_HOST);
+        devrt_device_set_doorbell(device, NULL);
         release_backend(b);
-        device->backend = NULL;
+        devrt_device_set_backend_state(device, NULL);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "HIP: no mapped host memory for the doorbell");
     }
     return DEVRT_SUCCESS;
@@ -262,7 +264,7 @@ static void hip_close(devrt_device *device)
 {
     struct hip_backend *b = bind(device);
     devrt_hip.hipStreamSynchronize(b->copy);
-    hip_free(device, device->doorbell, DEVRT_MEMORY_HOST);
+    hip_free(device, devrt_device_doorbell(device), DEVRT_MEMORY_HOST);
     release_backend(b);
 }
 
@@ -279,15 +281,16 @@ static void free_module(struct hip_module *m)
 
 static int hip_load(devrt_module *module, struct devrt_state ***state_variable)
 {
-    struct hip_backend *b = bind(module->device);
-    const char *path = module->path;
+    struct hip_backend *b = bind(devrt_module_device(module));
+    const char *path = devrt_module_path(module);
+    const void *image = devrt_module_image(module);
     struct hip_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
     int status = DEVRT_ERROR_IMAGE;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     /* The arguments' sizes, for devrt_launch's checks; an image without it is HIP's to judge. */
-    if (devrt_amdgpu_metadata_read(module->image, module->image_size, path, &m->metadata) !=
+    if (devrt_amdgpu_metadata_read(image, devrt_module_image_size(module), path, &m->metadata) !=
         DEVRT_SUCCESS)
         m->metadata = NULL;
     /* Refused here with both names, not by HIP with a bare error code (as hsa_load does). */
@@ -295,7 +298,7 @@ static int hip_load(devrt_module *module, struct devrt_state ***state_variable)
         devrt_amdgpu_check_target(m->metadata, path, b->arch) == DEVRT_ERROR_IMAGE)
         goto failed;
 #endif
-    hipError_t r = devrt_hip.hipModuleLoadData(&m->module, module->image);
+    hipError_t r = devrt_hip.hipModuleLoadData(&m->module, image);
     if (r != hipSuccess) {
         const char *text = devrt_hip.hipGetErrorString(r);
         status = devrt_fail(DEVRT_ERROR_IMAGE,
@@ -319,7 +322,7 @@ static int hip_load(devrt_module *module, struct devrt_state ***state_variable)
         goto failed;
     }
     *state_variable = (struct devrt_state **)address;
-    module->backend = m;
+    devrt_module_set_backend_state(module, m);
     return DEVRT_SUCCESS;
 failed:
     free_module(m);
@@ -328,9 +331,9 @@ failed:
 
 static void hip_unload(devrt_module *module)
 {
-    struct hip_module *m = module->backend;
-    struct hip_backend *b = bind(module->device);
-    set_state(b, (uintptr_t)module->state_variable, 0);
+    struct hip_module *m = devrt_module_backend_state(module);
+    struct hip_backend *b = bind(devrt_module_device(module));
+    set_state(b, (uintptr_t)devrt_module_state_variable(module), 0);
     devrt_hip.hipModuleUnload(m->module);
     free_module(m);
 }
@@ -338,13 +341,14 @@ static void hip_unload(devrt_module *module)
 /* The kernel, looked up in HIP on its first launch only. */
 static int find_kernel(devrt_module *module, const char *kernel, struct hip_kernel **out)
 {
-    struct hip_module *m = module->backend;
+    struct hip_module *m = devrt_module_backend_state(module);
     for (size_t i = 0; i < m->kernel_count; ++i)
         if (!strcmp(m->kernels[i].name, kernel))
             return *out = &m->kernels[i], DEVRT_SUCCESS;
     hipFunction_t function;
     if (devrt_hip.hipModuleGetFunction(&function, m->module, kernel) != hipSuccess)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", module->path, kernel);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                          kernel);
     struct hip_kernel *grown = realloc(m->kernels, (m->kernel_count + 1) * sizeof *grown);
     char *name = grown ? strdup(kernel) : NULL;
     if (grown)
@@ -391,7 +395,7 @@ static int hip_describe_kernel(devrt_module *module, const char *kernel,
     if (status != DEVRT_SUCCESS)
         return status;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
-    const struct hip_module *m = module->backend;
+    const struct hip_module *m = devrt_module_backend_state(module);
     const struct devrt_amdgpu_kernel *described =
         m->metadata ? devrt_amdgpu_metadata_kernel(m->metadata, kernel) : NULL;
     if (described) {
@@ -408,25 +412,28 @@ static int hip_describe_kernel(devrt_module *module, const char *kernel,
 
 static uint32_t hip_rpc_lanes(devrt_module *module)
 {
+    uint32_t wave_size = devrt_device_wave_size(devrt_module_device(module));
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
-    const struct hip_module *m = module->backend;
+    const struct hip_module *m = devrt_module_backend_state(module);
     if (m->metadata)
-        return devrt_amdgpu_rpc_lanes(m->metadata, module->device->wave_size);
+        return devrt_amdgpu_rpc_lanes(m->metadata, wave_size);
 #endif
-    return module->device->wave_size;
+    return wave_size;
 }
 
 static hipStream_t stream_of(const struct devrt_launch_entry *entry)
 {
-    return entry->stream->backend ? entry->stream->backend
-                                  : ((struct hip_backend *)entry->module->device->backend)->launch;
+    if (entry->stream->backend)
+        return entry->stream->backend;
+    const struct hip_backend *b = devrt_device_backend_state(devrt_module_device(entry->module));
+    return b->launch;
 }
 
 /* As CUDA's: BEFORE's event, where it has one. */
 static int hip_order_after(struct devrt_launch_entry *entry,
                            const struct devrt_launch_entry *before)
 {
-    bind(entry->module->device);
+    bind(devrt_module_device(entry->module));
     hipError_t r =
         before->backend[0]
             ? devrt_hip.hipStreamWaitEvent(stream_of(entry), (hipEvent_t)before->backend[0], 0)
@@ -439,9 +446,9 @@ static int hip_order_after(struct devrt_launch_entry *entry,
 /* A write on the launch's stream, so in order with the module's earlier kernels. */
 static int hip_point_state(struct devrt_launch_entry *entry)
 {
-    bind(entry->module->device);
+    bind(devrt_module_device(entry->module));
     hipStream_t stream = stream_of(entry);
-    void *where = &entry->module->state->exception;
+    void *where = &devrt_module_state(entry->module)->exception;
     uint64_t value = (uint64_t)(uintptr_t)entry->slot;
     hipError_t r = devrt_hip.write_value ? devrt_hip.write_value(stream, where, value, 0)
                                          : hipErrorNotSupported;
@@ -461,7 +468,7 @@ static int hip_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
                       size_t arg_count)
 {
     devrt_module *module = entry->module;
-    struct hip_backend *b = bind(module->device);
+    struct hip_backend *b = bind(devrt_module_device(module));
     hipStream_t stream = stream_of(entry);
     struct hip_kernel *k = NULL;
     int status = find_kernel(module, entry->kernel, &k);
@@ -510,7 +517,7 @@ static hipError_t wait_until(hipEvent_t event, hipStream_t stream, uint64_t dead
 
 static int hip_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
-    devrt_device *device = entry->module->device;
+    devrt_device *device = devrt_module_device(entry->module);
     struct hip_backend *b = bind(device);
     hipStream_t stream = entry->stream->backend ? entry->stream->backend : b->launch;
     hipEvent_t event = entry->backend[0];
@@ -538,7 +545,7 @@ static int hip_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 
 static void hip_release(struct devrt_launch_entry *entry)
 {
-    struct hip_backend *b = entry->stream->device->backend;
+    struct hip_backend *b = devrt_device_backend_state(entry->stream->device);
     hipEvent_t event = entry->backend[0];
     entry->backend[0] = NULL;
     if (event)
@@ -564,7 +571,7 @@ static void hip_stream_destroy(devrt_stream *stream)
 
 static void hip_describe(const devrt_device *device, struct devrt_device_info *info)
 {
-    const struct hip_backend *b = device->backend;
+    const struct hip_backend *b = devrt_device_backend_state(device);
     snprintf(info->name, sizeof info->name, "%.127s", b->name);
     info->memory_bytes = b->memory_bytes;
 }
@@ -572,7 +579,7 @@ static void hip_describe(const devrt_device *device, struct devrt_device_info *i
 /* The GPU's PCI address, then sysfs's list for it. */
 static int hip_local_cpus(const devrt_device *device, char *list, size_t size)
 {
-    const struct hip_backend *b = device->backend;
+    const struct hip_backend *b = devrt_device_backend_state(device);
     char id[64];
     unsigned domain, bus, slot, function;
     if (!devrt_hip.bus_id || devrt_hip.bus_id(id, (int)sizeof id, b->device) != hipSuccess ||

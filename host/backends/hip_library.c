@@ -4,7 +4,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 #include "vendor_library.h"
 
 #ifdef DEVRT_HAVE_HSA

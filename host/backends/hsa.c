@@ -27,7 +27,8 @@
 #include "amdgpu_dispatch.h"
 #include "amdgpu_metadata.h"
 #include "hsa_memory.h"
-#include "runtime.h"
+#include "backend.h"
+#include "codeobject.h"
 #include "vendor_library.h"
 
 /*
@@ -193,7 +194,7 @@ static bool handler_registered;
 
 struct hsa_module {
     hsa_executable_t executable;
-    hsa_code_object_reader_t reader; /* reads module->image, which outlives it (module.c) */
+    hsa_code_object_reader_t reader; /* reads the module's image, which outlives it (module.c) */
     /* The code object's metadata, read once at the load: every launch packs from it. */
     struct devrt_amdgpu_metadata *metadata;
 };
@@ -411,9 +412,14 @@ static void track_close(struct hsa_backend *b)
     pthread_mutex_unlock(&open_lock);
 }
 
+static struct hsa_backend *backend_of(const devrt_module *module)
+{
+    return devrt_device_backend_state(devrt_module_device(module));
+}
+
 static void *hsa_alloc_memory(devrt_device *device, size_t size, enum devrt_memory memory)
 {
-    struct hsa_backend *b = device->backend;
+    struct hsa_backend *b = devrt_device_backend_state(device);
     void *ptr = NULL;
     bool host = memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
     hsa_amd_memory_pool_t pool = host ? b->fine : b->coarse;
@@ -519,12 +525,12 @@ static int hsa_copy(struct hsa_backend *b, void *dst, const void *src, size_t si
 
 static int hsa_read(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    return hsa_copy(device->backend, dst, src, size, true);
+    return hsa_copy(devrt_device_backend_state(device), dst, src, size, true);
 }
 
 static int hsa_write(devrt_device *device, void *dst, const void *src, size_t size)
 {
-    return hsa_copy(device->backend, dst, src, size, false);
+    return hsa_copy(devrt_device_backend_state(device), dst, src, size, false);
 }
 
 /* A new queue for B's launches, the current one from now on. Under queue_lock, or alone. */
@@ -562,7 +568,7 @@ static hsa_status_t replace_queue(struct hsa_backend *b, struct hsa_queue_record
 /* Everything hsa_open made, as far as it got, and the runtime's reference. */
 static void release_backend(devrt_device *device)
 {
-    struct hsa_backend *b = device->backend;
+    struct hsa_backend *b = devrt_device_backend_state(device);
     /* Destroying a queue ends what still runs on it: first, before its memory goes. */
     while (b->queue) {
         struct hsa_queue_record *q = b->queue;
@@ -572,8 +578,8 @@ static void release_backend(devrt_device *device)
     }
     if (b->kernarg_ring)
         hsa.hsa_amd_memory_pool_free(b->kernarg_ring);
-    hsa_free_memory(device, device->doorbell, DEVRT_MEMORY_HOST);
-    device->doorbell = NULL;
+    hsa_free_memory(device, devrt_device_doorbell(device), DEVRT_MEMORY_HOST);
+    devrt_device_set_doorbell(device, NULL);
     hsa_free_memory(device, b->staging, DEVRT_MEMORY_HOST);
     if (b->copied.handle)
         hsa.hsa_signal_destroy(b->copied);
@@ -583,7 +589,7 @@ static void release_backend(devrt_device *device)
     pthread_mutex_destroy(&b->queue_lock);
     pthread_mutex_destroy(&b->launches_lock);
     free(b);
-    device->backend = NULL;
+    devrt_device_set_backend_state(device, NULL);
     hsa.hsa_shut_down();
 }
 
@@ -633,8 +639,8 @@ static int hsa_open(devrt_device *device, int index)
     uint64_t frequency = 1000000;
     hsa.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &frequency);
     b->ticks_per_ms = frequency / 1000 ? frequency / 1000 : 1;
-    device->backend = b;
-    device->wave_size = wave;
+    devrt_device_set_backend_state(device, b);
+    devrt_device_set_wave_size(device, wave);
 
     pthread_mutex_init(&b->staging_lock, NULL);
     pthread_mutex_init(&b->queue_lock, NULL);
@@ -649,9 +655,11 @@ static int hsa_open(devrt_device *device, int index)
         release_backend(device);
         return failure;
     }
-    device->doorbell = hsa_alloc_memory(device, sizeof *device->doorbell, DEVRT_MEMORY_HOST);
+    struct devrt_rpc_doorbell *doorbell =
+        hsa_alloc_memory(device, sizeof *doorbell, DEVRT_MEMORY_HOST);
+    devrt_device_set_doorbell(device, doorbell);
     b->staging = hsa_alloc_memory(device, DEVRT_HSA_STAGING_BYTES, DEVRT_MEMORY_HOST);
-    if (!device->doorbell || !b->staging) {
+    if (!doorbell || !b->staging) {
         release_backend(device);
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: no host memory for the doorbell");
     }
@@ -675,26 +683,28 @@ static int hsa_open(devrt_device *device, int index)
         return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: more than %d GPUs open at once",
                           DEVRT_HSA_MAX_OPEN);
     }
-    device->doorbell->signal = b->doorbell.handle;
+    doorbell->signal = b->doorbell.handle;
     return DEVRT_SUCCESS;
 }
 
 static void hsa_close(devrt_device *device)
 {
-    track_close(device->backend);
+    track_close(devrt_device_backend_state(device));
     release_backend(device);
 }
 
 static int hsa_load(devrt_module *module, struct devrt_state ***state_variable)
 {
-    struct hsa_backend *b = module->device->backend;
-    const char *path = module->path;
+    struct hsa_backend *b = backend_of(module);
+    const char *path = devrt_module_path(module);
+    const void *image = devrt_module_image(module);
+    size_t image_size = devrt_module_image_size(module);
     struct hsa_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
     /* What each kernel takes is then checked at every launch, and a file that is no code
        object is refused here with the reason, whatever the loader would make of it. */
-    int checked = devrt_amdgpu_metadata_read(module->image, module->image_size, path, &m->metadata);
+    int checked = devrt_amdgpu_metadata_read(image, image_size, path, &m->metadata);
     /* Refused here with both names, not by the loader with a bare error code. */
     if (checked == DEVRT_SUCCESS && b->isa[0])
         checked = devrt_amdgpu_check_target(m->metadata, path, b->isa);
@@ -703,8 +713,8 @@ static int hsa_load(devrt_module *module, struct devrt_state ***state_variable)
         return checked;
     }
     const char *step = "reading the code object";
-    hsa_status_t status = hsa.hsa_code_object_reader_create_from_memory(
-        module->image, module->image_size, &m->reader);
+    hsa_status_t status =
+        hsa.hsa_code_object_reader_create_from_memory(image, image_size, &m->reader);
     if (status == HSA_STATUS_SUCCESS) {
         step = "creating the executable";
         status = hsa.hsa_executable_create_alt(
@@ -738,13 +748,13 @@ static int hsa_load(devrt_module *module, struct devrt_state ***state_variable)
         return DEVRT_ERROR_IMAGE;
     }
     *state_variable = (struct devrt_state **)(uintptr_t)address;
-    module->backend = m;
+    devrt_module_set_backend_state(module, m);
     return DEVRT_SUCCESS;
 }
 
 static void hsa_unload(devrt_module *module)
 {
-    hsa_unload_backend(module->backend);
+    hsa_unload_backend(devrt_module_backend_state(module));
 }
 
 /*
@@ -761,13 +771,15 @@ static int fault_lost(devrt_module *module, struct hsa_backend *b)
     snprintf(text, sizeof text, "GPU memory fault at address 0x%" PRIx64 " (%s)", b->fault_address,
              reasons);
     pthread_mutex_unlock(&open_lock);
-    if (devrt_device_check_lost(module->device) != DEVRT_SUCCESS)
+    devrt_device *device = devrt_module_device(module);
+    if (devrt_device_check_lost(device) != DEVRT_SUCCESS)
         return DEVRT_ERROR_DEVICE_LOST;
-    if (module->report_file) {
-        fprintf(module->report_file, "%s\n", text);
-        fflush(module->report_file);
+    FILE *report = devrt_module_report_file(module);
+    if (report) {
+        fprintf(report, "%s\n", text);
+        fflush(report);
     }
-    return devrt_device_mark_lost(module->device, text);
+    return devrt_device_mark_lost(device, text);
 }
 
 /* The kernel argument memory of a launch of SIZE bytes: a slot of the ring, or its own. */
@@ -839,7 +851,7 @@ static bool queue_has_room(hsa_queue_t *queue)
    one launch is queued at a time (launch.c's lock): the room stays till the packet. */
 static bool hsa_queue_full(devrt_device *device)
 {
-    struct hsa_backend *b = device->backend;
+    struct hsa_backend *b = devrt_device_backend_state(device);
     const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
     return !queue_has_room(current->queue) &&
            !__atomic_load_n(&current->failed, __ATOMIC_ACQUIRE) && !faulted(b);
@@ -848,15 +860,15 @@ static bool hsa_queue_full(devrt_device *device)
 static bool hsa_ended(const struct devrt_launch_entry *entry)
 {
     const struct hsa_launch *l = entry->backend[0];
-    return !l || launch_ended(entry->module->device->backend, l);
+    return !l || launch_ended(backend_of(entry->module), l);
 }
 
 static int hsa_describe_kernel(devrt_module *module, const char *kernel,
                                struct devrt_kernel_description *description)
 {
-    const struct hsa_module *m = module->backend;
+    const struct hsa_module *m = devrt_module_backend_state(module);
     const struct devrt_amdgpu_kernel *k;
-    int status = devrt_amdgpu_find_kernel(m->metadata, module->path, kernel, &k);
+    int status = devrt_amdgpu_find_kernel(m->metadata, devrt_module_path(module), kernel, &k);
     if (status == DEVRT_SUCCESS) {
         description->param_sizes = k->explicit_sizes;
         description->param_count = k->explicit_count;
@@ -866,8 +878,8 @@ static int hsa_describe_kernel(devrt_module *module, const char *kernel,
 
 static uint32_t hsa_rpc_lanes(devrt_module *module)
 {
-    const struct hsa_module *m = module->backend;
-    return devrt_amdgpu_rpc_lanes(m->metadata, module->device->wave_size);
+    const struct hsa_module *m = devrt_module_backend_state(module);
+    return devrt_amdgpu_rpc_lanes(m->metadata, devrt_device_wave_size(devrt_module_device(module)));
 }
 
 /* A store through the copy engine, made at once: launch.c has waited for the launch before
@@ -876,8 +888,9 @@ static uint32_t hsa_rpc_lanes(devrt_module *module)
 static int hsa_point_state(struct devrt_launch_entry *entry)
 {
     devrt_module *module = entry->module;
-    struct hsa_backend *b = module->device->backend;
-    if (hsa_copy(b, &module->state->exception, &entry->slot, sizeof entry->slot, false) == 0)
+    struct hsa_backend *b = backend_of(module);
+    if (hsa_copy(b, &devrt_module_state(module)->exception, &entry->slot, sizeof entry->slot,
+                 false) == 0)
         return DEVRT_SUCCESS;
     if (faulted(b))
         return fault_lost(module, b);
@@ -888,8 +901,8 @@ static int hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
                       size_t arg_count)
 {
     devrt_module *module = entry->module;
-    struct hsa_backend *b = module->device->backend;
-    struct hsa_module *m = module->backend;
+    struct hsa_backend *b = backend_of(module);
+    struct hsa_module *m = devrt_module_backend_state(module);
     /* The queue's address is only for device-side enqueue, which devrt does not use: the
        packet may go to a queue that replaced this one meanwhile. */
     const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
@@ -899,8 +912,9 @@ static int hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
         .queue_address = (uint64_t)(uintptr_t)current->queue,
     };
     struct devrt_amdgpu_dispatch dispatch;
-    int status = devrt_amdgpu_dispatch_make(m->metadata, module->path, &agent, entry->kernel,
-                                            &entry->config, args, arg_count, &dispatch);
+    int status =
+        devrt_amdgpu_dispatch_make(m->metadata, devrt_module_path(module), &agent, entry->kernel,
+                                   &entry->config, args, arg_count, &dispatch);
     if (status != DEVRT_SUCCESS)
         return status;
     hsa_executable_symbol_t symbol;
@@ -910,8 +924,8 @@ static int hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
         hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                            &object) != HSA_STATUS_SUCCESS) {
         devrt_amdgpu_dispatch_free(&dispatch);
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: the loader has no kernel %s", module->path,
-                          dispatch.kernel->symbol);
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: the loader has no kernel %s",
+                          devrt_module_path(module), dispatch.kernel->symbol);
     }
     struct hsa_launch *l = calloc(1, sizeof *l);
     if (!l) {
@@ -996,7 +1010,7 @@ static int queue_failed(struct hsa_backend *b, struct hsa_launch *l)
 
 static int hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 {
-    struct hsa_backend *b = entry->module->device->backend;
+    struct hsa_backend *b = backend_of(entry->module);
     struct hsa_launch *l = entry->backend[0];
     while (hsa.hsa_signal_wait_scacquire(l->done, HSA_SIGNAL_CONDITION_LT, 1, b->ticks_per_ms * 100,
                                          HSA_WAIT_STATE_BLOCKED) >= 1) {
@@ -1019,7 +1033,7 @@ static int hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
 static void hsa_release(struct devrt_launch_entry *entry)
 {
     if (entry->backend[0])
-        free_launch(entry->module->device->backend, entry->backend[0]);
+        free_launch(backend_of(entry->module), entry->backend[0]);
     entry->backend[0] = entry->backend[1] = NULL;
 }
 
@@ -1030,7 +1044,7 @@ static void hsa_release(struct devrt_launch_entry *entry)
  */
 static void hsa_stop_runaways(devrt_module *module, struct devrt_launch_entry *runaways)
 {
-    struct hsa_backend *b = module->device->backend;
+    struct hsa_backend *b = backend_of(module);
     for (struct devrt_launch_entry *r = runaways; r; r = r->next_runaway) {
         struct hsa_launch *l = r->backend[0];
         if (!l || hsa.hsa_signal_load_scacquire(l->done) < 1)
@@ -1044,14 +1058,14 @@ static void hsa_stop_runaways(devrt_module *module, struct devrt_launch_entry *r
 
 static uint64_t hsa_arm_doorbell(devrt_device *device)
 {
-    struct hsa_backend *b = device->backend;
+    struct hsa_backend *b = devrt_device_backend_state(device);
     hsa.hsa_signal_store_screlease(b->doorbell, 0);
     return 0;
 }
 
 static void hsa_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms)
 {
-    struct hsa_backend *b = device->backend;
+    struct hsa_backend *b = devrt_device_backend_state(device);
     (void)armed;
     if (timeout_ms)
         hsa.hsa_signal_wait_scacquire(b->doorbell, HSA_SIGNAL_CONDITION_NE, 0,
@@ -1060,12 +1074,13 @@ static void hsa_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t tim
 
 static void hsa_ring_doorbell(devrt_device *device)
 {
-    hsa.hsa_signal_store_screlease(((struct hsa_backend *)device->backend)->doorbell, 1);
+    struct hsa_backend *b = devrt_device_backend_state(device);
+    hsa.hsa_signal_store_screlease(b->doorbell, 1);
 }
 
 static void hsa_describe(const devrt_device *device, struct devrt_device_info *info)
 {
-    const struct hsa_backend *b = device->backend;
+    const struct hsa_backend *b = devrt_device_backend_state(device);
     const char *id = strstr(b->isa, "--");
     snprintf(info->name, sizeof info->name, "%s", id ? id + 2 : b->isa);
     info->memory_bytes = b->memory_bytes;
@@ -1074,7 +1089,7 @@ static void hsa_describe(const devrt_device *device, struct devrt_device_info *i
 /* The agent's PCI address (ROCr's domain and bus/device/function word), then sysfs's list. */
 static int hsa_local_cpus(const devrt_device *device, char *list, size_t size)
 {
-    const struct hsa_backend *b = device->backend;
+    const struct hsa_backend *b = devrt_device_backend_state(device);
     uint32_t bdf = 0, domain = 0;
     if (hsa.hsa_agent_get_info(b->gpu, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_BDFID, &bdf) !=
             HSA_STATUS_SUCCESS ||

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "runtime.h"
+#include "codeobject.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
 #include "amdgpu_image.h"

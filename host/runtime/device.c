@@ -154,6 +154,11 @@ int devrt_device_check_lost(const devrt_device *device)
                       "the device is lost (%s): close it and open it again", device->lost_why);
 }
 
+bool devrt_device_is_lost(const devrt_device *device)
+{
+    return __atomic_load_n(&device->lost, __ATOMIC_ACQUIRE);
+}
+
 void *devrt_mem_alloc(devrt_device *device, size_t size)
 {
     if (!device || size == 0) {
@@ -180,4 +185,34 @@ void devrt_mem_free(devrt_device *device, void *ptr)
 {
     if (device && ptr)
         device->ops->free(device, ptr, DEVRT_MEMORY_HOST);
+}
+
+/* The accessors of backend.h: backends see a device through these alone. */
+void *devrt_device_backend_state(const devrt_device *device)
+{
+    return device->backend;
+}
+void devrt_device_set_backend_state(devrt_device *device, void *state)
+{
+    device->backend = state;
+}
+struct devrt_rpc_doorbell *devrt_device_doorbell(const devrt_device *device)
+{
+    return device->doorbell;
+}
+void devrt_device_set_doorbell(devrt_device *device, struct devrt_rpc_doorbell *doorbell)
+{
+    device->doorbell = doorbell;
+}
+uint32_t devrt_device_wave_size(const devrt_device *device)
+{
+    return device->wave_size;
+}
+void devrt_device_set_wave_size(devrt_device *device, uint32_t wave_size)
+{
+    device->wave_size = wave_size;
+}
+const struct devrt_device_options *devrt_device_open_options(const devrt_device *device)
+{
+    return &device->options;
 }

@@ -394,3 +394,41 @@ void devrt_describe_exception(devrt_module *module, const char *kernel,
 {
     describe_exception(module, kernel, config, record, report);
 }
+
+/* The accessors of backend.h: backends see a module through these alone. */
+devrt_device *devrt_module_device(const devrt_module *module)
+{
+    return module->device;
+}
+void *devrt_module_backend_state(const devrt_module *module)
+{
+    return module->backend;
+}
+void devrt_module_set_backend_state(devrt_module *module, void *state)
+{
+    module->backend = state;
+}
+const char *devrt_module_path(const devrt_module *module)
+{
+    return module->path;
+}
+void *devrt_module_image(const devrt_module *module)
+{
+    return module->image;
+}
+size_t devrt_module_image_size(const devrt_module *module)
+{
+    return module->image_size;
+}
+FILE *devrt_module_report_file(const devrt_module *module)
+{
+    return module->report_file;
+}
+struct devrt_state *devrt_module_state(const devrt_module *module)
+{
+    return module->state;
+}
+struct devrt_state **devrt_module_state_variable(const devrt_module *module)
+{
+    return module->state_variable;
+}

@@ -18,14 +18,6 @@ int devrt_cpulist_parse(const char *text, cpu_set_t *set, char *why, size_t why_
 /* SET as the shortest cpulist, "..." at the end if SIZE cut it; "" for an empty set. */
 void devrt_cpulist_format(const cpu_set_t *set, char *text, size_t size);
 
-/*
- * The cpulist of the CPUs local to the PCI function DOMAIN:BUS:DEVICE.FUNCTION, as
- * SYSFS (normally "/sys") lists them in bus/pci/devices/<address>/local_cpulist, into LIST
- * without its newline. Returns 0, or -1 if the file cannot be read.
- */
-int devrt_pci_local_cpus(const char *sysfs, unsigned domain, unsigned bus, unsigned device,
-                         unsigned function, char *list, size_t size);
-
 struct devrt_server_cpus {
     enum devrt_server_placement placement;
     cpu_set_t set; /* empty when placement is DEVRT_SERVER_ANYWHERE */

@@ -1,4 +1,9 @@
-/* Internals of the host runtime shared by its parts: the API, the server, the backends. */
+/*
+ * Internals of the host runtime shared by its parts (host/runtime/: the API, the server,
+ * launches, the heap) and by the tools and tests that look inside. It includes backend.h,
+ * the seam; the backends include backend.h alone, never this header, and reach struct
+ * devrt_device and struct devrt_module, defined here, through backend.h's accessors.
+ */
 #ifndef DEVRT_RUNTIME_H
 #define DEVRT_RUNTIME_H
 
@@ -62,64 +67,6 @@ struct devrt_server {
 #define DEVRT_SERVER_POLL_MS 100u
 /* The default bound on the bytes of unfinished messages (docs/output.md, "Memory"). */
 #define DEVRT_SERVER_BUFFER_BUDGET (16u << 20)
-
-/* A launch from the time it is queued until its report is taken (launch.c). */
-/* The two lists an untaken asynchronous launch is on: every one of the device, its stream's. */
-enum devrt_launch_list_kind { DEVRT_LAUNCHES_OF_DEVICE, DEVRT_LAUNCHES_OF_STREAM };
-
-struct devrt_launch_link {
-    struct devrt_launch_entry *prev, *next;
-};
-
-struct devrt_launch_list {
-    struct devrt_launch_entry *head, *tail; /* in the order queued */
-};
-
-struct devrt_launch_entry {
-    uint64_t id; /* 0: a synchronous launch */
-    devrt_module *module;
-    devrt_stream *stream;
-    struct devrt_launch_link link[2]; /* by devrt_launch_list_kind */
-    /* The launch before it on the module while that one's report is untaken, else NULL. */
-    struct devrt_launch_entry *after;
-    /* The module's latest kernel that ran on past its timeout and may still run, else NULL
-       (both for the enqueue only). */
-    struct devrt_launch_entry *after_runaway;
-    const char *kernel;
-    struct devrt_launch_config config;
-    struct devrt_exception_record *slot; /* host-visible: this launch's record */
-    bool new_slot;                       /* the state must be pointed at slot first */
-    uint64_t module_order;               /* the module's launches run in this order */
-    void *backend[2];                    /* the backend's: a CUevent; an HSA signal, kernarg */
-    /*
-     * A copy kept of a launch whose kernel ran on past its timeout (CUDA, HSA): its backend
-     * handles order the module's later launches after it, on every stream (launch.c).
-     */
-    struct devrt_launch_entry *next_runaway; /* the module's earlier ones */
-    /* Launches run by launch.c's stream threads: */
-    struct devrt_arg *args;
-    size_t arg_count;
-    bool ran;
-    bool taken; /* a wait has it */
-    int run_status;
-    char *run_error;
-    /* Set once the report is made, when the module is unloaded before the wait: */
-    bool finished;
-    int status;
-    struct devrt_launch_report *result;
-};
-
-struct devrt_stream {
-    devrt_device *device;
-    void *backend; /* the backend's queue (a CUstream) */
-    devrt_stream *next;
-    struct devrt_launch_list launches; /* launches whose report is untaken */
-    /* The backends without enqueue: a thread runs the stream's launches in order. */
-    pthread_t thread;
-    bool thread_started, stop;
-    pthread_cond_t work;
-    struct devrt_launch_entry *next_to_run;
-};
 
 struct devrt_launches {
     pthread_mutex_t lock;   /* guards everything of launch.c: entries, streams, slots */
@@ -261,20 +208,6 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
-/*
- * Whether the calling thread is DEVICE's server in the middle of a request's handler. The
- * path that serves the device must do no work on the GPU (a copy of device memory is a
- * blit on HSA): when the kernel fills the GPU, that work waits for waves that wait for the
- * reply. The emulation refuses copies there, so its tests show any that creep in.
- */
-bool devrt_server_serving(const devrt_device *device);
-/*
- * The doorbell ops of a device that cannot wake a host thread: the device sets
- * doorbell->count, the server polls it for at most TIMEOUT_MS and clears it.
- */
-uint64_t devrt_polled_arm_doorbell(devrt_device *device);
-void devrt_polled_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
-void devrt_polled_ring_doorbell(devrt_device *device);
 
 /* backpressure.c: the server's bound on the buffers of unfinished messages */
 /* The buffers of unfinished messages lost FREED bytes and gained TAKEN. */
@@ -372,16 +305,6 @@ static inline void devrt_faults_release(struct devrt_server *server)
 }
 
 /* launch.c */
-/*
- * A kernel faulted the GPU and the backend cannot go on with it (CUDA's sticky errors, an HSA
- * memory fault that evicted the process's queues): every later call on DEVICE fails at once
- * with DEVRT_ERROR_DEVICE_LOST, naming WHY, until it is closed. Returns that status, with
- * WHY as the error. The first reason is kept.
- */
-int devrt_device_mark_lost(devrt_device *device, const char *why);
-/* DEVRT_ERROR_DEVICE_LOST with the reason when DEVICE is lost, else DEVRT_SUCCESS. */
-int devrt_device_check_lost(const devrt_device *device);
-
 void devrt_launches_init(devrt_device *device);
 void devrt_launches_fini(devrt_device *device);
 /* The module's first record; the state points at it at load. NULL with the error set. */
@@ -430,16 +353,7 @@ int devrt_serve_printf(struct devrt_request *request);
 /* Flush the module's output file, if it has one. */
 void devrt_output_flush(devrt_module *module);
 
-/* registry.c: DEVRT_ERROR_IMAGE, saying what the image (SIZE bytes, read from PATH) is,
-   where BACKEND runs another kind of image; DEVRT_SUCCESS where it runs this kind or the
-   kind is unknown. */
-int devrt_image_check_kind(const void *image, size_t size, const char *path,
-                           enum devrt_backend backend);
-
-/* clock.c: CLOCK_MONOTONIC in nanoseconds. */
-uint64_t devrt_now_ns(void);
-/* The devrt_now_ns time TIMEOUT_NS from now (0: none), saturated rather than wrapped. */
-uint64_t devrt_deadline(uint64_t timeout_ns);
+/* clock.c (devrt_now_ns and devrt_deadline: backend.h) */
 /* Sleeps NS nanoseconds, the whole of them through signals. */
 void devrt_sleep_ns(uint64_t ns);
 

@@ -23,6 +23,7 @@
 
 #include <devrt/host.h>
 
+#include "backend.h"
 #include "placement.h"
 
 static int failures;
