@@ -1,5 +1,5 @@
 /*
- * Launch geometry against devrt's limits (host/runtime/geometry.c), for every path that
+ * Launch geometry against devrt's limits (host/codeobject/geometry.c), for every path that
  * takes one: the check as a pure function, devrt_launch on the emulation, and the amdgcn
  * dispatch maker (through devrt-run --explain, tests/dispatch).
  *
