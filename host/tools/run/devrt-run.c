@@ -23,12 +23,12 @@
 #include <devrt/abi.h>
 #include <devrt/host.h>
 
+#include "codeobject.h"
 #include "geometry.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
 #include "amdgpu_dispatch.h"
 #include "amdgpu_metadata.h"
-#include "runtime.h"
 #endif
 
 static const char usage[] =
