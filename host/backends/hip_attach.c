@@ -76,16 +76,7 @@ static void hip_free_device(void *context, void *ptr)
 static void *hip_alloc_host(void *context, size_t size)
 {
     bind(context);
-    void *ptr = NULL;
-    if (devrt_hip.hipHostMalloc(&ptr, size, hipHostMallocMapped | hipHostMallocPortable) !=
-        hipSuccess)
-        return NULL;
-    void *mapped = NULL;
-    if (devrt_hip.hipHostGetDevicePointer(&mapped, ptr, 0) != hipSuccess || mapped != ptr) {
-        devrt_hip.hipHostFree(ptr);
-        return NULL;
-    }
-    return ptr;
+    return devrt_hip_map_host(size);
 }
 
 static void hip_free_host(void *context, void *ptr)

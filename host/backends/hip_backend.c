@@ -75,25 +75,11 @@ static bool host_visible(enum devrt_memory memory)
     return memory == DEVRT_MEMORY_HOST || memory == DEVRT_MEMORY_HOST_RAW;
 }
 
-static void *map_host(size_t size)
-{
-    void *ptr = NULL;
-    if (devrt_hip.hipHostMalloc(&ptr, size, hipHostMallocMapped | hipHostMallocPortable) !=
-        hipSuccess)
-        return NULL;
-    void *mapped = NULL;
-    if (devrt_hip.hipHostGetDevicePointer(&mapped, ptr, 0) != hipSuccess || mapped != ptr) {
-        devrt_hip.hipHostFree(ptr);
-        return NULL;
-    }
-    return ptr;
-}
-
 static void *hip_alloc(devrt_device *device, size_t size, enum devrt_memory memory)
 {
     struct hip_backend *b = bind(device);
     if (host_visible(memory)) {
-        void *ptr = map_host(size);
+        void *ptr = devrt_hip_map_host(size);
         if (ptr && memory == DEVRT_MEMORY_HOST)
             memset(ptr, 0, size);
         return ptr;
@@ -247,7 +233,7 @@ static int hip_open(devrt_device *device, int index)
     b->memory_bytes = properties.totalGlobalMem;
     devrt_device_set_backend_state(device, b);
     devrt_device_set_wave_size(device, (uint32_t)warp);
-    b->staging = map_host(DEVRT_HIP_STAGING);
+    b->staging = devrt_hip_map_host(DEVRT_HIP_STAGING);
     struct devrt_rpc_doorbell *doorbell = hip_alloc(device, sizeof *doorbell, DEVRT_MEMORY_HOST);
     devrt_device_set_doorbell(device, doorbell);
     if (!doorbell || !b->staging) {

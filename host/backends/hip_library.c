@@ -57,6 +57,20 @@ int devrt_hip_failed(int status, hipError_t result, const char *what)
     return devrt_fail(status, "HIP: %s: %s (%d)", what, text ? text : "unknown error", (int)result);
 }
 
+void *devrt_hip_map_host(size_t size)
+{
+    void *ptr = NULL;
+    if (devrt_hip.hipHostMalloc(&ptr, size, hipHostMallocMapped | hipHostMallocPortable) !=
+        hipSuccess)
+        return NULL;
+    void *mapped = NULL;
+    if (devrt_hip.hipHostGetDevicePointer(&mapped, ptr, 0) != hipSuccess || mapped != ptr) {
+        devrt_hip.hipHostFree(ptr);
+        return NULL;
+    }
+    return ptr;
+}
+
 bool devrt_hip_known(const void *address, size_t size)
 {
     uintptr_t p = (uintptr_t)address;

@@ -86,6 +86,10 @@ __attribute__((visibility("hidden"))) int devrt_hip_open(void);
 __attribute__((visibility("hidden"))) int devrt_hip_failed(int status, hipError_t result,
                                                            const char *what);
 
+/* SIZE bytes of pinned host memory the device sees at the host's address; NULL if HIP
+   cannot give that (hipHostMalloc mapped, checked with hipHostGetDevicePointer). */
+__attribute__((visibility("hidden"))) void *devrt_hip_map_host(size_t size);
+
 /* Is [ADDRESS, ADDRESS + SIZE) inside one allocation HIP knows (hipPointerGetAttribute)? */
 __attribute__((visibility("hidden"))) bool devrt_hip_known(const void *address, size_t size);
 
