@@ -110,6 +110,16 @@ static int launch_spin(uint64_t timeout_ns)
 static void check_usable(uint32_t ran_before)
 {
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    /*
+     * A kernel that ran on counts its lanes' lines until they pass the spin: launch_spin's
+     * reset of that count must come after the last of them, or a late lane's count lands in
+     * the next launch's (seen under load on the HSA double: 35 lanes printed of 32). Once a
+     * lane has run it has counted its line (program order), and released, every lane runs.
+     */
+    while (__atomic_load_n(&words[1], __ATOMIC_ACQUIRE) < ran_before) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
     int status = launch_spin(0);
     CHECK(status == DEVRT_SUCCESS, "the next launch: %s", devrt_last_error());
     CHECK(words[1] - ran_before == LANES, "the next launch ran %u lanes, expected %u",
