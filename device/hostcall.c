@@ -8,7 +8,7 @@ static uint64_t call(uint32_t opcode, uint32_t arg, const void *data, uint32_t s
     struct devrt_rpc_port port = devrt_rpc_open();
     uint64_t result = 0;
     uint32_t status = DEVRT_RPC_REFUSED;
-    if (devrt_rpc_send(&port, opcode, DEVRT_RPC_WANT_REPLY, arg, data, size))
+    if (devrt_rpc_send(&port, opcode, DEVRT_RPC_WANT_WORD, arg, data, size))
         status = devrt_rpc_receive(&port, &result);
     devrt_rpc_close(&port);
     if (status != DEVRT_RPC_OK)

@@ -36,6 +36,8 @@ DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opco
     struct devrt_rpc_first_packet *first =
         (struct devrt_rpc_first_packet *)&port->buffer->packet[devrt_arch_lane_id()];
     char *packet = (char *)first;
+    if (flags & DEVRT_RPC_WANT_WORD)
+        devrt_rpc_clear_reply(port->buffer);
     first->length = length;
     first->arg = arg;
     uint32_t sent = min_u32(length, DEVRT_RPC_FIRST_PAYLOAD);
@@ -61,9 +63,9 @@ DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opco
 
 DEVRT_ARCH_INLINE uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result)
 {
-    wait_for_server(port);
-    *result = port->buffer->packet[devrt_arch_lane_id()].word[0];
-    return port->buffer->header.flags;
+    uint32_t status = devrt_rpc_wait_word(port->buffer, port->outbox, result);
+    port->settled = true;
+    return status;
 }
 
 DEVRT_ARCH_INLINE void devrt_rpc_close(struct devrt_rpc_port *port)

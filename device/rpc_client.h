@@ -33,8 +33,8 @@ DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opco
                                       uint32_t arg, const void *data, uint32_t length);
 
 /*
- * Wait for the server's reply to the last message; returns its status and stores the first
- * word of this lane's reply (every reply so far is one word).
+ * Wait for the server's one-word reply to the last message, sent with DEVRT_RPC_WANT_WORD;
+ * returns its status and stores this lane's word.
  */
 DEVRT_ARCH_INLINE uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result);
 
@@ -101,6 +101,57 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *ch
         devrt_arch_sleep();
 #endif
     devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+}
+
+/*
+ * Clear this lane's reply slot before a request that asks for a word (DEVRT_RPC_WANT_WORD):
+ * tag 0 answers no request. The hand-over's release orders the clearing before the flip,
+ * so the server's reply lands after it, and the lane's own polls see one or the other.
+ */
+static inline DEVRT_ARCH_INLINE void devrt_rpc_clear_reply(struct devrt_rpc_buffer *buffer)
+{
+    struct devrt_rpc_reply *slot = &buffer->reply[devrt_arch_lane_id()];
+    slot->half[0] = 0;
+    slot->half[1] = 0;
+}
+
+/*
+ * Wait for this lane's one-word reply to request `count` (the outbox value its post left)
+ * and return its status, the word in *word. The reply is its own hand-back: the server
+ * writes the slots last, so the port is the client's once every lane has its reply.
+ */
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_buffer *buffer,
+                                                             uint32_t count, uint64_t *word)
+{
+    uint64_t *half = buffer->reply[devrt_arch_lane_id()].half;
+    uint64_t low, high;
+    /*
+     * Both halves are loaded before either is looked at: the two loads of a poll cross the
+     * bus together, one round trip. Each half carries the tag, so the loads need no order.
+     */
+#if defined(DEVRT_CONTROL_PLAIN_POLL)
+    /* The control build of tests/codegen/memory_model.py (see devrt_rpc_wait). */
+    for (;;) {
+        low = half[0];
+        high = half[1];
+        if (devrt_rpc_reply_arrived(low, high, count))
+            break;
+        __asm__ volatile("" ::: "memory");
+        devrt_arch_sleep();
+    }
+#else
+    for (;;) {
+        low = devrt_atomic_load(&half[0], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
+        high = devrt_atomic_load(&half[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
+        if (devrt_rpc_reply_arrived(low, high, count))
+            break;
+        devrt_arch_sleep();
+    }
+#endif
+    /* As in devrt_rpc_wait: the port's next use comes after the server's last write. */
+    devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+    *word = devrt_rpc_reply_word(low, high);
+    return devrt_rpc_reply_status(low);
 }
 
 static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)

@@ -103,8 +103,10 @@ const char *devrt_message_accept_packet(devrt_module *module, struct devrt_port_
     uint64_t valid_lanes = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     if (!devrt_server_handles(header->opcode))
         return snprintf(why, why_size, "unknown opcode %u", header->opcode), why;
-    if (header->flags & ~(uint32_t)(DEVRT_RPC_MORE | DEVRT_RPC_WANT_REPLY))
+    if (header->flags & ~(uint32_t)(DEVRT_RPC_MORE | DEVRT_RPC_WANT_REPLY | DEVRT_RPC_WANT_WORD))
         return snprintf(why, why_size, "unknown flags 0x%x", header->flags), why;
+    if ((header->flags & DEVRT_RPC_WANT_REPLY) && (header->flags & DEVRT_RPC_WANT_WORD))
+        return snprintf(why, why_size, "a reply asked for as a packet and as a word"), why;
     if (header->lane_mask == 0 || (header->lane_mask & ~valid_lanes))
         return snprintf(why, why_size, "lane mask 0x%llx on a %u-lane wave",
                         (unsigned long long)header->lane_mask, wave_size),

@@ -88,6 +88,25 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
     pthread_mutex_unlock(&module->error_lock);
 }
 
+/*
+ * The one-word replies of request `count` (DEVRT_RPC_WANT_WORD), written after everything
+ * else the server writes to the buffer: each half's release store pairs with the polling
+ * lane's load of it, and a lane that sees its reply owns the port again (rpc.h).
+ */
+static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32_t count,
+                         bool refused, const uint64_t *words)
+{
+    for (; lanes; lanes &= lanes - 1) {
+        uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
+        uint64_t word = refused ? 0 : words[lane];
+        __atomic_store_n(&buffer->reply[lane].half[0],
+                         devrt_rpc_reply_half(count, refused, (uint32_t)word), __ATOMIC_RELEASE);
+        __atomic_store_n(&buffer->reply[lane].half[1],
+                         devrt_rpc_reply_half(count, refused, (uint32_t)(word >> 32)),
+                         __ATOMIC_RELEASE);
+    }
+}
+
 /* Serve one port if the device handed it over; returns whether it did. */
 static bool serve_port(devrt_module *module, uint32_t index)
 {
@@ -110,6 +129,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
 
     char why[256];
     uint32_t status = DEVRT_RPC_OK;
+    uint64_t words[DEVRT_RPC_MAX_LANES]; /* the replies of DEVRT_RPC_WANT_WORD */
     const char *error =
         devrt_message_accept_packet(module, port, &header, buffer->packet, why, sizeof why);
     if (error) {
@@ -136,12 +156,21 @@ static bool serve_port(devrt_module *module, uint32_t index)
             record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
             status = DEVRT_RPC_REFUSED;
         }
-        if (header.flags & DEVRT_RPC_WANT_REPLY)
-            for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
-                buffer->packet[__builtin_ctzll(lanes)] = reply[__builtin_ctzll(lanes)];
+        for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1) {
+            uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
+            if (header.flags & DEVRT_RPC_WANT_REPLY)
+                buffer->packet[lane] = reply[lane];
+            words[lane] = reply[lane].word[0];
+        }
         devrt_message_forget(&module->device->server, port);
     }
     buffer->header.flags = status;
+    /* A refused request is answered too: its lanes are polling their slots. */
+    if ((header.flags & (DEVRT_RPC_MORE | DEVRT_RPC_WANT_WORD)) == DEVRT_RPC_WANT_WORD) {
+        uint32_t wave = channel->wave_size;
+        uint64_t lanes = header.lane_mask & (wave >= 64 ? ~0ull : (1ull << wave) - 1);
+        answer_words(buffer, lanes, outbox, status != DEVRT_RPC_OK, words);
+    }
     devrt_faults_hand_back(&module->device->server);
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
                      __ATOMIC_RELEASE);

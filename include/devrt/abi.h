@@ -17,8 +17,9 @@
 /* 2: open-length RPC messages; 3: port state words, heap shards; 4: the device rings the
    doorbell only while the server's sleeping flag is set, and each launch has its own
    exception record in host-visible memory; 5: the heap's grow reply carries the slab's
-   layout, which the device writes (devrt_heap_grow_reply) */
-#define DEVRT_ABI_VERSION 5u
+   layout, which the device writes (devrt_heap_grow_reply); 6: RPC protocol v3, mailboxes
+   that count requests, a line per packet, one-word replies in per-lane slots */
+#define DEVRT_ABI_VERSION 6u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */

@@ -5,13 +5,24 @@
  *
  *   outbox[port]  written only by the device (client), read by the host (server)
  *   inbox[port]   written only by the host, read by the device
- *   buffer[port]  a header and one 64-byte packet per lane
+ *   buffer[port]  a header line, one 64-byte packet per lane, one reply slot per lane
  *
- * The client owns the port while inbox == outbox, the server while they differ. Whoever
- * owns it may touch the buffer, then hands it over by flipping its own mailbox word:
+ * The mailbox words count requests: the client owns the port while inbox == outbox, the
+ * server while they differ. Whoever owns it may touch the buffer, then hands it over:
  *
- *   client: write header and packets; release fence; outbox = !outbox   -> server owns
- *   server: read; write the reply;     release fence; inbox  = outbox   -> client owns
+ *   client: write header and packets; release fence; outbox = outbox + 1  -> server owns
+ *   server: read; write the reply;     release fence; inbox  = outbox      -> client owns
+ *
+ * The count, not a bit, because a request's number also tags its reply: a request that
+ * asks for one word back (DEVRT_RPC_WANT_WORD) gets it in its lane's reply slot, two
+ * 8-byte halves each tagged with the request's number, which the server writes after
+ * everything else it writes to the buffer and before the inbox. Each lane polls its own
+ * slot, so the poll that sees the hand-back reads the reply too: one read of host memory,
+ * not two. Each half is one 8-byte store and one 8-byte load, which PCIe and both CPUs
+ * carry whole; no access of 16 bytes is assumed to be atomic. A lane that asks for a word
+ * clears its slot before it posts (tag 0, the number of no request), so what it polls is
+ * never an earlier request's reply, even one written there by a module whose memory this
+ * one reuses.
  *
  * Mailboxes and buffers live in host-visible memory and see only plain loads and stores.
  * Which wave may use a port is decided by a word per port in device memory (the port's
@@ -22,10 +33,13 @@
  *
  * Messages: each active lane sends one byte string. Its first packet starts with a
  * devrt_rpc_first_packet header (the lane's total length); the rest of that packet and
- * all following packets carry bytes. A message longer than one packet is streamed: the
+ * all following packets carry bytes. A message that fits one packet costs its lane one
+ * line, and the server reads only the bytes it states. A longer one is streamed: the
  * client sends a packet with DEVRT_RPC_MORE set, waits until the server hands the port
- * back, and sends the next. Requests without a reply (output, free) do not wait after the
- * last packet; the next client of the port waits for the hand-back instead.
+ * back (the inbox, the status in the header), and sends the next. Requests without a reply
+ * (output, free) do not wait after the last packet; the next client of the port waits for
+ * the hand-back instead. A reply of more than a word (the heap's, DEVRT_RPC_WANT_REPLY)
+ * overwrites the lane's packet and is handed back by the inbox.
  *
  * A lane that cannot know its length up front (output: its strings are measured while they
  * are copied) states DEVRT_RPC_OPEN_LENGTH: its message is every byte of every packet up to
@@ -57,8 +71,10 @@ enum devrt_rpc_opcode {
 };
 
 enum devrt_rpc_flags {
-    DEVRT_RPC_MORE = 1u << 0,      /* another packet of this message follows */
-    DEVRT_RPC_WANT_REPLY = 1u << 1 /* the client waits for a reply packet */
+    DEVRT_RPC_MORE = 1u << 0,       /* another packet of this message follows */
+    DEVRT_RPC_WANT_REPLY = 1u << 1, /* the client waits for a reply packet in its packet */
+    DEVRT_RPC_WANT_WORD = 1u << 2   /* the client polls its reply slot for one word; only
+                                       one of the two replies may be asked for */
 };
 
 enum devrt_rpc_status {
@@ -69,18 +85,24 @@ enum devrt_rpc_status {
 /*
  * A port's state word, kept by the device alone. A wave takes the port by setting LOCKED
  * (fetch-or: the old word tells it whether it won, and the rest), and gives it up by
- * storing the word without LOCKED.
+ * storing the word without LOCKED. The bits above the two flags hold the outbox word's
+ * value, which only the device writes, so a mailbox count has as many bits.
  */
 enum devrt_rpc_port_state {
     DEVRT_RPC_PORT_LOCKED = 1u << 0,  /* a wave holds the port */
-    DEVRT_RPC_PORT_OUTBOX = 1u << 1,  /* the outbox word's value, which only the device writes */
-    DEVRT_RPC_PORT_SETTLED = 1u << 2, /* the last holder saw the server hand the port back */
+    DEVRT_RPC_PORT_SETTLED = 1u << 1, /* the last holder saw the server hand the port back */
+    DEVRT_RPC_PORT_OUTBOX_SHIFT = 2
 };
+/* The mailbox words count from 1 to 2^30 - 1, then from 1 again. */
+#define DEVRT_RPC_COUNT_MASK ((1u << 30) - 1)
+/* Set in a reply slot's tag when the server refused the request. */
+#define DEVRT_RPC_REPLY_REFUSED (1u << 31)
 
 struct devrt_rpc_header {
     uint32_t opcode;
     uint32_t flags;     /* client: devrt_rpc_flags; server: devrt_rpc_status in the reply */
     uint64_t lane_mask; /* lanes taking part; bit i is lane i's packet */
+    uint64_t unused[6]; /* the header has its line, so every packet starts one */
 };
 
 struct devrt_rpc_packet {
@@ -94,9 +116,19 @@ struct devrt_rpc_first_packet {
 };
 #define DEVRT_RPC_FIRST_PAYLOAD (DEVRT_RPC_PACKET_BYTES - sizeof(struct devrt_rpc_first_packet))
 
+/*
+ * A lane's one-word reply (DEVRT_RPC_WANT_WORD): each half is the request's number
+ * (with DEVRT_RPC_REPLY_REFUSED if refused) in its high 32 bits and 32 bits of the word
+ * in its low ones, the word's low half first. Four lanes share a line.
+ */
+struct devrt_rpc_reply {
+    uint64_t half[2];
+};
+
 struct devrt_rpc_buffer {
     struct devrt_rpc_header header;
     struct devrt_rpc_packet packet[DEVRT_RPC_MAX_LANES];
+    struct devrt_rpc_reply reply[DEVRT_RPC_MAX_LANES];
 };
 
 /*
@@ -123,15 +155,19 @@ struct devrt_rpc_channel {
 DEVRT_LAYOUT(struct devrt_rpc_header, opcode, 0);
 DEVRT_LAYOUT(struct devrt_rpc_header, flags, 4);
 DEVRT_LAYOUT(struct devrt_rpc_header, lane_mask, 8);
-DEVRT_LAYOUT_SIZE(struct devrt_rpc_header, 16);
+DEVRT_LAYOUT(struct devrt_rpc_header, unused, 16);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_header, 64);
 DEVRT_LAYOUT(struct devrt_rpc_packet, word, 0);
 DEVRT_LAYOUT_SIZE(struct devrt_rpc_packet, 64);
 DEVRT_LAYOUT(struct devrt_rpc_first_packet, length, 0);
 DEVRT_LAYOUT(struct devrt_rpc_first_packet, arg, 4);
 DEVRT_LAYOUT_SIZE(struct devrt_rpc_first_packet, 8);
+DEVRT_LAYOUT(struct devrt_rpc_reply, half, 0);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_reply, 16);
 DEVRT_LAYOUT(struct devrt_rpc_buffer, header, 0);
-DEVRT_LAYOUT(struct devrt_rpc_buffer, packet, 16);
-DEVRT_LAYOUT_SIZE(struct devrt_rpc_buffer, 16 + 64 * 64);
+DEVRT_LAYOUT(struct devrt_rpc_buffer, packet, 64);
+DEVRT_LAYOUT(struct devrt_rpc_buffer, reply, 64 + 64 * 64);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_buffer, 64 + 64 * 64 + 16 * 64);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, count, 0);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, sleeping, 4);
 DEVRT_LAYOUT(struct devrt_rpc_doorbell, signal, 8);
@@ -173,19 +209,25 @@ static inline bool devrt_rpc_owns(enum devrt_rpc_side side, uint32_t inbox, uint
 
 /*
  * The value `side`, owning the port, stores into its own mailbox word to hand the port to
- * the other side: the client inverts the outbox, the server copies it into the inbox. The
- * store must release what the side wrote to the buffer.
+ * the other side: the client counts one more request, the server copies the outbox into
+ * the inbox. The store must release what the side wrote to the buffer.
  */
 static inline uint32_t devrt_rpc_flip(enum devrt_rpc_side side, uint32_t inbox, uint32_t outbox)
 {
     (void)inbox; /* equal to the outbox where the client owns the port */
-    return side == DEVRT_RPC_CLIENT ? outbox ^ 1u : outbox;
+    if (side == DEVRT_RPC_SERVER)
+        return outbox;
+    uint32_t next = (outbox + 1u) & DEVRT_RPC_COUNT_MASK;
+    return next ? next : 1u; /* 0 tags a cleared reply slot */
 }
 
-/* The port state word a holder leaves when it gives the port up (LOCKED clear). */
+/*
+ * The port state word a holder leaves when it gives the port up (LOCKED clear). An outbox
+ * word wider than the count (only a rogue device writes one) keeps its count's bits.
+ */
 static inline uint32_t devrt_rpc_port_state_of(uint32_t outbox, bool settled)
 {
-    return (outbox ? (uint32_t)DEVRT_RPC_PORT_OUTBOX : 0u) |
+    return (outbox & DEVRT_RPC_COUNT_MASK) << DEVRT_RPC_PORT_OUTBOX_SHIFT |
            (settled ? (uint32_t)DEVRT_RPC_PORT_SETTLED : 0u);
 }
 
@@ -198,13 +240,42 @@ static inline bool devrt_rpc_port_state_locked(uint32_t state)
 /* The outbox value the last holder wrote, so the next one need not read host memory. */
 static inline uint32_t devrt_rpc_port_state_outbox(uint32_t state)
 {
-    return (state & DEVRT_RPC_PORT_OUTBOX) != 0;
+    return state >> DEVRT_RPC_PORT_OUTBOX_SHIFT;
 }
 
 /* Whether the last holder saw the hand-back; if not, the next one waits for it. */
 static inline bool devrt_rpc_port_state_settled(uint32_t state)
 {
     return (state & DEVRT_RPC_PORT_SETTLED) != 0;
+}
+
+/*
+ * A reply slot's half as the server writes it: the tag of request `count` (the outbox
+ * value it served) and 32 bits of the word.
+ */
+static inline uint64_t devrt_rpc_reply_half(uint32_t count, bool refused, uint32_t bits)
+{
+    uint32_t tag = count | (refused ? DEVRT_RPC_REPLY_REFUSED : 0u);
+    return (uint64_t)tag << 32 | bits;
+}
+
+/* Whether both halves of a slot, as the client read them, answer request `count`. */
+static inline bool devrt_rpc_reply_arrived(uint64_t low, uint64_t high, uint32_t count)
+{
+    return ((uint32_t)(low >> 32) & DEVRT_RPC_COUNT_MASK) == count &&
+           ((uint32_t)(high >> 32) & DEVRT_RPC_COUNT_MASK) == count;
+}
+
+/* The status an arrived reply carries (the low half's tag says it). */
+static inline uint32_t devrt_rpc_reply_status(uint64_t low)
+{
+    return (uint32_t)(low >> 32) & DEVRT_RPC_REPLY_REFUSED ? DEVRT_RPC_REFUSED : DEVRT_RPC_OK;
+}
+
+/* The word of an arrived reply. */
+static inline uint64_t devrt_rpc_reply_word(uint64_t low, uint64_t high)
+{
+    return (uint64_t)(uint32_t)high << 32 | (uint32_t)low;
 }
 
 /* The echo's checksum of a message (FNV-1a, 64 bits): the server's reply, the tests' check. */

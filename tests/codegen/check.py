@@ -147,6 +147,7 @@ def check_memory_model(tc, cpu, tmp, defines=(), isa_only=False):
     for failure in (memory_model.check_hand_over(code["step_hand_over"], family, writebacks),
                     memory_model.check_doorbell(code["step_doorbell"], family, writebacks),
                     memory_model.check_reply(code["step_reply"], family),
+                    memory_model.check_hand_back(code["step_hand_back"], family),
                     memory_model.check_post(code["step_post"], family)):
         if failure:
             return failure

@@ -145,7 +145,9 @@ def count(code, pattern):
 
 
 def check_reply(code, family):
-    """The poll for the hand-back, the acquire after it, reading the reply."""
+    """The poll of a reply slot: both halves loaded in the loop with the poll's bits (the
+    reply is read by the poll itself), and the acquire after the loop, before the store of
+    what it read."""
     polls = sleep_loops(code)
     if len(polls) != 1:
         return f"step_reply: {len(polls)} poll loops, expected 1"
@@ -153,26 +155,56 @@ def check_reply(code, family):
     in_loop = [code[i] for i in range(first, last + 1) if code[i].vector_load]
     if not in_loop:
         return "step_reply: the poll loop loads nothing from memory"
+    halves = sum(2 if re.search(r"_(dwordx4|b128)$", ins.mnemonic) else 1 for ins in in_loop)
+    if halves < 2:
+        return f"step_reply: the poll loop loads {halves} of the slot's two halves"
+    for ins in code[:last + 1]:
+        if ins.vector_load and not ins.has(family["poll"]):
+            return (f"step_reply: the poll {ins} lacks {' '.join(family['poll'])}: it may "
+                    "read a cached reply slot forever")
+    after = [ins.text for ins in code[last + 1:]]
+    at = 0
+    for needed in family["acquire"]:
+        while at < len(after) and not after[at].startswith(needed):
+            at += 1
+        if at == len(after):
+            return (f"step_reply: no `{needed}` after the poll loop: the port's next use may "
+                    "pass the server's last write")
+        at += 1
+    print(f"  reply: {'; '.join(ins.text for ins in in_loop)}; acquire: "
+          f"{'; '.join(family['acquire'])}")
+    return None
+
+
+def check_hand_back(code, family):
+    """The poll for the inbox's hand-back, the acquire after it, reading a reply packet."""
+    polls = sleep_loops(code)
+    if len(polls) != 1:
+        return f"step_hand_back: {len(polls)} poll loops, expected 1"
+    first, last = polls[0]
+    in_loop = [code[i] for i in range(first, last + 1) if code[i].vector_load]
+    if not in_loop:
+        return "step_hand_back: the poll loop loads nothing from memory"
     # The acquire: its instructions, in order, after the loop and before the reply's load.
     after = code[last + 1:]
     reply = next((i for i, ins in enumerate(after) if ins.vector_load), None)
     if reply is None:
-        return "step_reply: no load of the reply after the poll loop"
+        return "step_hand_back: no load of the reply after the poll loop"
     seen = [ins.text for ins in after[:reply]]
     at = 0
     for needed in family["acquire"]:
         while at < len(seen) and not seen[at].startswith(needed):
             at += 1
         if at == len(seen):
-            return (f"step_reply: no `{needed}` between the poll loop and the reply's load "
+            return (f"step_hand_back: no `{needed}` between the poll loop and the reply's load "
                     f"({after[reply]}): the reply may be read from a stale cache line")
         at += 1
     # Every load of the mailbox, the looped one and any copy peeled before the loop.
     for ins in code[:last + 1]:
         if ins.vector_load and not ins.has(family["poll"]):
-            return (f"step_reply: the poll {ins} lacks {' '.join(family['poll'])}: it may "
-                    "read a cached mailbox forever")
-    print(f"  poll: {in_loop[0].text}; acquire: {'; '.join(family['acquire'])}; "
+            return (f"step_hand_back: the poll {ins} lacks {' '.join(family['poll'])}: it "
+                    "may read a cached mailbox forever")
+    print(f"  hand-back: {in_loop[0].text}; acquire: {'; '.join(family['acquire'])}; "
           f"reply: {after[reply].text}")
     return None
 

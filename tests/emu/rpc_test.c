@@ -387,6 +387,14 @@ int main(int argc, char **argv)
         test_rogue(4, "unknown flags");
     } else if (!strcmp(test, "rogue_truncated")) {
         test_rogue(5, "before its stated length");
+    } else if (!strcmp(test, "rogue_word")) {
+        test_rogue(8, NULL);
+    } else if (!strcmp(test, "rogue_word_refused")) {
+        test_rogue(9, "unknown opcode 77");
+    } else if (!strcmp(test, "rogue_both_replies")) {
+        test_rogue(10, "a reply asked for as a packet and as a word");
+    } else if (!strcmp(test, "rogue_word_streamed")) {
+        test_rogue(11, NULL);
     } else if (!strcmp(test, "rogue_switch")) {
         test_rogue(6, "opcode or lanes changed in the middle of a message");
     } else if (!strcmp(test, "rogue_past_end")) {

@@ -8,14 +8,19 @@
 #include <devrt/rpc.h>
 
 enum rogue_kind {
-    ROGUE_NONE,      /* a well-formed request: the control */
-    ROGUE_OPCODE,    /* an opcode nobody serves */
-    ROGUE_LENGTH,    /* a message longer than the protocol allows */
-    ROGUE_LANE_MASK, /* lanes the wave does not have */
-    ROGUE_FLAGS,     /* flag bits that mean nothing */
-    ROGUE_TRUNCATED, /* the last packet, before the stated length */
-    ROGUE_SWITCH,    /* a message's second packet under another opcode */
-    ROGUE_PAST_END,  /* another packet announced after the message is complete */
+    ROGUE_NONE,          /* a well-formed request: the control */
+    ROGUE_OPCODE,        /* an opcode nobody serves */
+    ROGUE_LENGTH,        /* a message longer than the protocol allows */
+    ROGUE_LANE_MASK,     /* lanes the wave does not have */
+    ROGUE_FLAGS,         /* flag bits that mean nothing */
+    ROGUE_TRUNCATED,     /* the last packet, before the stated length */
+    ROGUE_SWITCH,        /* a message's second packet under another opcode */
+    ROGUE_PAST_END,      /* another packet announced after the message is complete */
+    ROGUE_WORD,          /* a well-formed request for a word in the reply slot: a control */
+    ROGUE_WORD_REFUSED,  /* an opcode nobody serves, its refusal read from the reply slot */
+    ROGUE_BOTH_REPLIES,  /* a reply asked for as a packet and as a word at once */
+    ROGUE_WORD_STREAMED, /* two packets, the first handed back by the inbox, the second by
+                            its reply in the slot: a control across both forms */
 };
 
 #define ROGUE_PORT 0u
@@ -34,6 +39,24 @@ static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox)
     __atomic_store_n(&channel->outbox[ROGUE_PORT], outbox, __ATOMIC_RELEASE);
     __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
     return outbox;
+}
+
+/*
+ * Poll the reply slot of lane 0 for request `count`, as the client does; the status, or
+ * ROGUE_WRONG_WORD if an accepted echo came back with another checksum than `expected`.
+ */
+#define ROGUE_WRONG_WORD 99u
+static uint32_t wait_for_word(struct devrt_rpc_buffer *buffer, uint32_t count, uint64_t expected)
+{
+    uint64_t low, high;
+    do {
+        low = __atomic_load_n(&buffer->reply[0].half[0], __ATOMIC_ACQUIRE);
+        high = __atomic_load_n(&buffer->reply[0].half[1], __ATOMIC_ACQUIRE);
+    } while (!devrt_rpc_reply_arrived(low, high, count));
+    uint32_t status = devrt_rpc_reply_status(low);
+    if (status == DEVRT_RPC_OK && devrt_rpc_reply_word(low, high) != expected)
+        return ROGUE_WRONG_WORD;
+    return status;
 }
 
 DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
@@ -68,11 +91,40 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
     }
     if (kind == ROGUE_PAST_END)
         buffer->header.flags |= DEVRT_RPC_MORE; /* 8 bytes fit the first packet */
+    bool word = kind >= ROGUE_WORD;
+    if (word) {
+        buffer->header.flags = DEVRT_RPC_WANT_WORD;
+        buffer->reply[0] = (struct devrt_rpc_reply){{0, 0}};
+    }
+    if (kind == ROGUE_WORD_REFUSED)
+        buffer->header.opcode = 77;
+    if (kind == ROGUE_BOTH_REPLIES)
+        buffer->header.flags |= DEVRT_RPC_WANT_REPLY;
+    char message[100];
+    for (uint32_t i = 0; i < sizeof message; ++i)
+        message[i] = (char)(i * 7 + 1);
+    if (kind == ROGUE_WORD_STREAMED) {
+        first.length = sizeof message;
+        buffer->header.flags |= DEVRT_RPC_MORE;
+    }
     __builtin_memcpy(&buffer->packet[0], &first, sizeof first);
+    __builtin_memcpy((char *)&buffer->packet[0] + sizeof first, message, DEVRT_RPC_FIRST_PAYLOAD);
 
     outbox = hand_over(channel, outbox);
-    wait_until_owned(channel, outbox);
-    *status = buffer->header.flags;
+    if (word && !(buffer->header.flags & DEVRT_RPC_MORE)) {
+        *status = wait_for_word(buffer, outbox, devrt_rpc_checksum(message, first.length));
+    } else {
+        wait_until_owned(channel, outbox);
+        *status = buffer->header.flags;
+    }
+
+    if (kind == ROGUE_WORD_STREAMED && *status == DEVRT_RPC_OK) {
+        __builtin_memcpy(&buffer->packet[0], message + DEVRT_RPC_FIRST_PAYLOAD,
+                         sizeof message - DEVRT_RPC_FIRST_PAYLOAD);
+        buffer->header.flags = DEVRT_RPC_WANT_WORD;
+        outbox = hand_over(channel, outbox);
+        *status = wait_for_word(buffer, outbox, devrt_rpc_checksum(message, sizeof message));
+    }
 
     if (kind == ROGUE_SWITCH && *status == DEVRT_RPC_OK) {
         buffer->header.opcode = DEVRT_RPC_HOSTCALL;

@@ -75,37 +75,36 @@ DEVRT_KERNEL3(ping_pong, uint32_t *, words, uint64_t *, samples, uint32_t, round
 /*
  * Where one wave's round trip spends its time: the protocol's steps one by one, as
  * devrt_rpc_echo takes them (from rpc_client.h's inline steps, since the library keeps its
- * functions to itself), with lane 0's clock read after each. steps[round * 5 + k]: taking
- * a port, sending the request, waiting for the hand-back, reading the reply, and giving
- * the port up.
+ * functions to itself), with lane 0's clock read after each. steps[round * 4 + k]: taking
+ * a port, sending the request, waiting for the reply (which is the hand-back, one poll:
+ * rpc.h), and giving the port up.
  */
 DEVRT_KERNEL2(round_trip_steps, uint64_t *, steps, uint32_t, rounds)
 {
     uint64_t payload[4] = {devrt_global_id(DEVRT_X), 1, 2, 3};
     for (uint32_t i = 0; i < rounds; ++i) {
-        uint64_t t[6];
+        uint64_t t[5];
         t[0] = devrt_clock();
         struct devrt_rpc_port port = devrt_rpc_acquire();
         t[1] = devrt_clock();
         struct devrt_rpc_packet *packet = &port.buffer->packet[devrt_arch_lane_id()];
+        devrt_rpc_clear_reply(port.buffer);
         *(struct devrt_rpc_first_packet *)packet =
             (struct devrt_rpc_first_packet){sizeof payload, 0};
         __builtin_memcpy((struct devrt_rpc_first_packet *)packet + 1, payload, sizeof payload);
         port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
-                                        port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_REPLY);
+                                        port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_WORD);
         t[2] = devrt_clock();
-        devrt_rpc_wait(port.channel, port.index, port.outbox);
-        t[3] = devrt_clock();
-        uint64_t reply = packet->word[0];
-        uint32_t status = port.buffer->header.flags;
+        uint64_t reply;
+        uint32_t status = devrt_rpc_wait_word(port.buffer, port.outbox, &reply);
         /* The branch needs both values, so the clock below is read after they arrived. */
         if (reply == 0 && status == 0xdead)
             return;
-        t[4] = devrt_clock();
+        t[3] = devrt_clock();
         devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);
-        t[5] = devrt_clock();
+        t[4] = devrt_clock();
         if (devrt_lane_id() == 0)
-            for (uint32_t k = 0; k < 5; ++k)
-                steps[i * 5 + k] = t[k + 1] - t[k];
+            for (uint32_t k = 0; k < 4; ++k)
+                steps[i * 4 + k] = t[k + 1] - t[k];
     }
 }

@@ -160,9 +160,10 @@ static void ping_pong(devrt_module *module, devrt_device *device, uint32_t round
 static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_t wave,
                              uint32_t rounds)
 {
-    static const char *const names[] = {"take a port", "send the request", "wait for the hand-back",
-                                        "read the reply", "give the port up"};
-    uint64_t *steps = allocate(device, (size_t)rounds * 5 * sizeof *steps);
+    static const char *const names[] = {"take a port", "send the request",
+                                        "wait for the reply (the hand-back)", "give the port up"};
+    enum { STEPS = sizeof names / sizeof *names };
+    uint64_t *steps = allocate(device, (size_t)rounds * STEPS * sizeof *steps);
     uint64_t *column = malloc(rounds * sizeof *column);
     if (!column) {
         fprintf(stderr, "no memory for %u samples\n", rounds);
@@ -173,9 +174,9 @@ static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_
     printf("\n| step of a round trip, 1 wave (%u lanes x %u) | median us | p99 us |\n"
            "|---|---|---|\n",
            wave, rounds);
-    for (uint32_t k = 0; k < 5; ++k) {
+    for (uint32_t k = 0; k < STEPS; ++k) {
         for (uint32_t i = 0; i < rounds; ++i)
-            column[i] = steps[i * 5 + k];
+            column[i] = steps[i * STEPS + k];
         print_row(names[k], column, rounds, 2);
     }
     free(column);

@@ -21,13 +21,26 @@ DEVRT_KERNEL1(step_doorbell, struct devrt_rpc_doorbell *, doorbell)
     devrt_arch_ring_doorbell(doorbell);
 }
 
-/* The poll for the hand-back, the acquire after it, and reading the reply. */
-DEVRT_KERNEL4(step_reply, struct devrt_rpc_channel *, channel, uint32_t, index, uint32_t, outbox,
-              uint64_t *, out)
+/*
+ * The poll for the inbox's hand-back, the acquire after it, and reading a reply packet (a
+ * streamed message's next packet, the heap's reply).
+ */
+DEVRT_KERNEL4(step_hand_back, struct devrt_rpc_channel *, channel, uint32_t, index, uint32_t,
+              outbox, uint64_t *, out)
 {
     devrt_rpc_wait(channel, index, outbox);
     out[devrt_arch_lane_id()] =
         DEVRT_ARCH_READ_ONLY(channel)->buffers[index].packet[devrt_arch_lane_id()].word[0];
+}
+
+/* The poll of a lane's reply slot, which reads the word, and the acquire after it. */
+DEVRT_KERNEL4(step_reply, struct devrt_rpc_channel *, channel, uint32_t, index, uint32_t, count,
+              uint64_t *, out)
+{
+    uint64_t word;
+    uint32_t status =
+        devrt_rpc_wait_word(&DEVRT_ARCH_READ_ONLY(channel)->buffers[index], count, &word);
+    out[devrt_arch_lane_id()] = word + status;
 }
 
 /* A whole post: the flip, then the doorbell, whose order the test checks. */
