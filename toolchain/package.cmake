@@ -11,6 +11,8 @@ set(doc_dir "${CMAKE_INSTALL_DATADIR}/doc/devrt")
 
 install(DIRECTORY include/devrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES LICENSE README.md DESTINATION ${doc_dir})
+# The documents beside the README, where its links point (docs/...).
+install(DIRECTORY docs/ DESTINATION ${doc_dir}/docs)
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
 
 # pkg-config files find their prefix relative to themselves, so an unpacked package works
@@ -74,6 +76,11 @@ foreach(archive host_stubs shield emu)
   install(FILES "${PROJECT_BINARY_DIR}/package/${pc_name}.pc" DESTINATION ${pc_dir})
 endforeach()
 install(FILES "${PROJECT_BINARY_DIR}/package/devrt.pc" DESTINATION ${pc_dir})
+# `pkg-config --static devrt` still says -ldevrt, which the linker takes as libdevrt.so
+# where both are installed; devrt-static.pc names the archive by its path.
+configure_file(toolchain/package/devrt-static.pc.in "${PROJECT_BINARY_DIR}/package/devrt-static.pc"
+  @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/package/devrt-static.pc" DESTINATION ${pc_dir})
 # devrt.pc names the bitcode of the last build installed into a prefix; this one names this
 # LLVM's, and stays when a build for another LLVM is installed beside it.
 configure_file(toolchain/package/devrt-llvm.pc.in

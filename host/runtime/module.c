@@ -59,11 +59,12 @@ static size_t align_to(size_t value, size_t alignment)
  * from the heap and zeroes it, 90 us of every warm load on the H200; fresh pages are zero
  * already, and the server touches only the ports that are used.
  */
-static struct devrt_port_state *map_port_states(uint32_t ports)
+static void map_port_states(devrt_module *module, uint32_t ports)
 {
-    void *states = mmap(NULL, ports * sizeof(struct devrt_port_state), PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return states == MAP_FAILED ? NULL : states;
+    size_t bytes = ports * sizeof(struct devrt_port_state);
+    void *states = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    module->ports = states == MAP_FAILED ? NULL : states;
+    module->ports_bytes = module->ports ? bytes : 0;
 }
 
 static void free_channel(devrt_module *module)
@@ -73,7 +74,7 @@ static void free_channel(devrt_module *module)
     device->ops->free(device, module->initial_state, DEVRT_MEMORY_DEVICE);
     module->rpc_memory = module->initial_state = NULL;
     if (module->ports)
-        munmap(module->ports, module->host_channel.port_count * sizeof *module->ports);
+        munmap(module->ports, module->ports_bytes);
     module->ports = NULL;
     devrt_heap_detach(module);
 }
@@ -102,8 +103,7 @@ static int attach_state(devrt_module *module, uint64_t since)
     char *rpc = ops->alloc(device, buffer_bytes + mailbox_bytes, DEVRT_MEMORY_HOST_RAW);
     module->initial_state = initial;
     module->rpc_memory = rpc;
-    module->host_channel.port_count = ports; /* free_channel's, until the channel is set */
-    module->ports = map_port_states(ports);
+    map_port_states(module, ports);
     if (!initial || !rpc || !module->ports) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);

@@ -141,6 +141,7 @@ struct devrt_module {
     void *rpc_memory;                      /* host-visible: buffers, then mailboxes */
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
+    size_t ports_bytes;                    /* the mapping of ports */
     struct devrt_module_heap heap;
     /* The image as read from path, until the module is unloaded (backend.h: load). */
     void *image;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,9 @@ static bool serve_port(devrt_module *module, uint32_t index)
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
     struct devrt_port_state *port = &module->ports[index];
-    struct devrt_rpc_header header;
-    memcpy(&header, &buffer->header, sizeof header);
+    /* The fields only: the rest of the header's line is padding. */
+    struct devrt_rpc_header header = {0};
+    memcpy(&header, &buffer->header, offsetof(struct devrt_rpc_header, unused));
     /* Over the bound on buffered messages the device keeps the port and waits. */
     if (!devrt_backpressure_admits(&module->device->server, port, header.flags,
                                    module->ended_drains > 0))

@@ -9,6 +9,7 @@ nothing cannot pass.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -223,6 +224,9 @@ def group_bad():
     check(rc == 2 and "/nonexistent/stubs.a" in err, f"a missing --stubs archive is named ({err})")
     rc, out, _ = run("--help")
     check(rc == 0 and out.startswith("usage: devrt-leaks"), "--help prints the usage")
+    rc, out, err = run("--version")
+    check(rc == 0 and re.fullmatch(r"devrt-leaks \(devrt \d+\.\d+\.\d+\)\n", out) is not None
+          and err == "", f"--version prints devrt's version (exit {rc}, {out!r})")
 
 
 def elf_or_archive(path):

@@ -128,6 +128,14 @@ pkgconfig)
     [[ -f $pcdir/devrt.pc ]] || fail "no devrt.pc under $3"
     PKG_CONFIG_PATH=$pcdir make -C "$work" all hello_kernels.gfx90a.hsaco
     "$work/hello" "$work/hello_kernels.so"
+    # devrt-static.pc links the runtime in; `--static devrt` (the control) does not.
+    needs() { readelf -d "$1" | grep -q 'NEEDED.*libdevrt\.so'; }
+    ! needs "$work/hello_static" || fail "hello_static (devrt-static.pc) needs libdevrt.so"
+    "$work/hello_static" "$work/hello_kernels.so"
+    # shellcheck disable=SC2046
+    cc -o "$work/hello_control" "$work/main.c" $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags \
+        --static --libs devrt) -Wl,-rpath,"$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir devrt)"
+    needs "$work/hello_control" || fail "control: pkg-config --static devrt linked libdevrt.a"
     ;;
 cpack)
     [[ $# -eq 3 ]] || exit 2
@@ -147,7 +155,8 @@ deb-contents)
         ./usr/lib/devrt/llvm-19/devrt-amdgcn.bc ./usr/lib/devrt/llvm-19/devrt-nvptx.bc \
         ./usr/lib/cmake/devrt/devrtConfig.cmake ./usr/lib/cmake/devrt/devrtConfigVersion.cmake \
         ./usr/lib/cmake/devrt/devrtTargets.cmake ./usr/lib/cmake/devrt/devrtKernels.cmake \
-        ./usr/lib/pkgconfig/devrt.pc ./usr/lib/pkgconfig/devrt-host-stubs.pc \
+        ./usr/lib/pkgconfig/devrt.pc ./usr/lib/pkgconfig/devrt-static.pc \
+        ./usr/lib/pkgconfig/devrt-host-stubs.pc ./usr/share/doc/devrt/docs/api.md \
         ./usr/lib/pkgconfig/devrt-shield.pc ./usr/lib/pkgconfig/devrt-emu.pc \
         ./usr/share/doc/devrt/copyright; do
         grep -qxF "$path" <<<"$listing" || fail "$deb lacks $path"

@@ -17,11 +17,13 @@
 
 static const char usage[] =
     "usage: devrt-leaks [--json] [--stubs ARCHIVE]... FILE...\n"
+    "       devrt-leaks --help | --version\n"
     "Lists the device-only symbols that host ELF files (objects, archives, shared objects,\n"
     "executables) reference.\n"
     "  --json            write one JSON document to stdout\n"
     "  --stubs ARCHIVE   count the symbols that ARCHIVE defines as covered (repeatable)\n"
     "  -h, --help        show this and exit\n"
+    "  --version         print devrt's version and exit\n"
     "Exit status: 0 no uncovered leak, 1 leaks found, 2 unreadable input or usage error.\n";
 
 static void *xmalloc(size_t size)
@@ -267,6 +269,7 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"stubs", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     struct list stub_archives = {0};
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
         case 'j': json = true; break;
         case 's': push(&stub_archives, optarg); break;
         case 'h': fputs(usage, stdout); return 0;
+        case 'v': printf("devrt-leaks (devrt %s)\n", DEVRT_PROJECT_VERSION); return 0;
         case ':':
             fprintf(stderr, "devrt-leaks: option '%s' needs an argument\n", argv[optind - 1]);
             fputs(usage, stderr);
