@@ -144,33 +144,57 @@ def count(code, pattern):
     return sum(1 for ins in code if pattern and re.match(pattern, ins.text))
 
 
-def check_reply(code, family):
-    """The poll of a reply slot: both halves loaded in the loop with the poll's bits (the
-    reply is read by the poll itself), and the acquire after the loop, before the store of
-    what it read."""
+def the_poll(step, code):
+    """(first, last, loads) of a step's one poll loop, or a failure."""
     polls = sleep_loops(code)
     if len(polls) != 1:
-        return f"step_reply: {len(polls)} poll loops, expected 1"
+        return f"{step}: {len(polls)} poll loops, expected 1"
     first, last = polls[0]
-    in_loop = [code[i] for i in range(first, last + 1) if code[i].vector_load]
-    if not in_loop:
-        return "step_reply: the poll loop loads nothing from memory"
+    loads = [code[i] for i in range(first, last + 1) if code[i].vector_load]
+    if not loads:
+        return f"{step}: the poll loop loads nothing from memory"
+    return first, last, loads
+
+
+def polled_without_bits(step, code, family, what):
+    """Every load up to the poll loop's end (the looped ones and any copy peeled before the
+    loop) has the poll's bits, or a failure naming the first that lacks them."""
+    for ins in code:
+        if ins.vector_load and not ins.has(family["poll"]):
+            return (f"{step}: the poll {ins} lacks {' '.join(family['poll'])}: it may read "
+                    f"a cached {what} forever")
+    return None
+
+
+def missing_acquire(texts, family):
+    """The first of the family's acquire instructions not found, in order, in texts."""
+    at = 0
+    for needed in family["acquire"]:
+        while at < len(texts) and not texts[at].startswith(needed):
+            at += 1
+        if at == len(texts):
+            return needed
+        at += 1
+    return None
+
+
+def check_reply(code, family):
+    """The poll of a reply slot: both halves loaded in the loop with the poll's bits (the
+    reply is read by the poll itself), and the acquire after the loop."""
+    poll = the_poll("step_reply", code)
+    if isinstance(poll, str):
+        return poll
+    first, last, in_loop = poll
     halves = sum(2 if re.search(r"_(dwordx4|b128)$", ins.mnemonic) else 1 for ins in in_loop)
     if halves < 2:
         return f"step_reply: the poll loop loads {halves} of the slot's two halves"
-    for ins in code[:last + 1]:
-        if ins.vector_load and not ins.has(family["poll"]):
-            return (f"step_reply: the poll {ins} lacks {' '.join(family['poll'])}: it may "
-                    "read a cached reply slot forever")
-    after = [ins.text for ins in code[last + 1:]]
-    at = 0
-    for needed in family["acquire"]:
-        while at < len(after) and not after[at].startswith(needed):
-            at += 1
-        if at == len(after):
-            return (f"step_reply: no `{needed}` after the poll loop: the port's next use may "
-                    "pass the server's last write")
-        at += 1
+    failure = polled_without_bits("step_reply", code[:last + 1], family, "reply slot")
+    if failure:
+        return failure
+    needed = missing_acquire([ins.text for ins in code[last + 1:]], family)
+    if needed:
+        return (f"step_reply: no `{needed}` after the poll loop: the port's next use may pass "
+                "the server's last write")
     print(f"  reply: {'; '.join(ins.text for ins in in_loop)}; acquire: "
           f"{'; '.join(family['acquire'])}")
     return None
@@ -178,32 +202,21 @@ def check_reply(code, family):
 
 def check_hand_back(code, family):
     """The poll for the inbox's hand-back, the acquire after it, reading a reply packet."""
-    polls = sleep_loops(code)
-    if len(polls) != 1:
-        return f"step_hand_back: {len(polls)} poll loops, expected 1"
-    first, last = polls[0]
-    in_loop = [code[i] for i in range(first, last + 1) if code[i].vector_load]
-    if not in_loop:
-        return "step_hand_back: the poll loop loads nothing from memory"
-    # The acquire: its instructions, in order, after the loop and before the reply's load.
+    poll = the_poll("step_hand_back", code)
+    if isinstance(poll, str):
+        return poll
+    first, last, in_loop = poll
     after = code[last + 1:]
     reply = next((i for i, ins in enumerate(after) if ins.vector_load), None)
     if reply is None:
         return "step_hand_back: no load of the reply after the poll loop"
-    seen = [ins.text for ins in after[:reply]]
-    at = 0
-    for needed in family["acquire"]:
-        while at < len(seen) and not seen[at].startswith(needed):
-            at += 1
-        if at == len(seen):
-            return (f"step_hand_back: no `{needed}` between the poll loop and the reply's load "
-                    f"({after[reply]}): the reply may be read from a stale cache line")
-        at += 1
-    # Every load of the mailbox, the looped one and any copy peeled before the loop.
-    for ins in code[:last + 1]:
-        if ins.vector_load and not ins.has(family["poll"]):
-            return (f"step_hand_back: the poll {ins} lacks {' '.join(family['poll'])}: it "
-                    "may read a cached mailbox forever")
+    needed = missing_acquire([ins.text for ins in after[:reply]], family)
+    if needed:
+        return (f"step_hand_back: no `{needed}` between the poll loop and the reply's load "
+                f"({after[reply]}): the reply may be read from a stale cache line")
+    failure = polled_without_bits("step_hand_back", code[:last + 1], family, "mailbox")
+    if failure:
+        return failure
     print(f"  hand-back: {in_loop[0].text}; acquire: {'; '.join(family['acquire'])}; "
           f"reply: {after[reply].text}")
     return None

@@ -300,6 +300,40 @@ static void test_divergent(void)
     devrt_mem_free(device, failures);
 }
 
+/*
+ * The rogue kernel's requests (tests/kernels/rogue.c, enum rogue_kind in its order) and
+ * what the report must say of each; NULL: well-formed, served.
+ */
+struct rogue {
+    const char *name;
+    uint32_t kind;
+    const char *expected;
+};
+
+static const struct rogue rogues[] = {
+    {"rogue_control", 0, NULL},
+    {"rogue_opcode", 1, "unknown opcode 77"},
+    {"rogue_length", 2, "limit is"},
+    {"rogue_lane_mask", 3, "lane mask"},
+    {"rogue_lane_mask64", 3, NULL}, /* the same request from a wave of 64 is well-formed */
+    {"rogue_flags", 4, "unknown flags"},
+    {"rogue_truncated", 5, "before its stated length"},
+    {"rogue_switch", 6, "opcode or lanes changed in the middle of a message"},
+    {"rogue_past_end", 7, "a packet past the end of every lane's message"},
+    {"rogue_word", 8, NULL},
+    {"rogue_word_refused", 9, "unknown opcode 77"},
+    {"rogue_both_replies", 10, "a reply asked for as a packet and as a word"},
+    {"rogue_word_streamed", 11, NULL},
+};
+
+static const struct rogue *rogue_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof rogues / sizeof *rogues; ++i)
+        if (!strcmp(rogues[i].name, name))
+            return &rogues[i];
+    return NULL;
+}
+
 static void test_rogue(uint32_t kind, const char *expected)
 {
     uint32_t *out = devrt_mem_alloc(device, 2 * sizeof *out);
@@ -373,32 +407,13 @@ int main(int argc, char **argv)
         test_barrier();
     } else if (!strcmp(test, "divergent")) {
         test_divergent();
-    } else if (!strcmp(test, "rogue_control")) {
-        test_rogue(0, NULL);
-    } else if (!strcmp(test, "rogue_opcode")) {
-        test_rogue(1, "unknown opcode 77");
-    } else if (!strcmp(test, "rogue_length")) {
-        test_rogue(2, "limit is");
-    } else if (!strcmp(test, "rogue_lane_mask")) {
-        test_rogue(3, "lane mask");
-    } else if (!strcmp(test, "rogue_lane_mask64")) {
-        test_rogue(3, NULL); /* the same request from a wave of 64 is well-formed */
-    } else if (!strcmp(test, "rogue_flags")) {
-        test_rogue(4, "unknown flags");
-    } else if (!strcmp(test, "rogue_truncated")) {
-        test_rogue(5, "before its stated length");
-    } else if (!strcmp(test, "rogue_word")) {
-        test_rogue(8, NULL);
-    } else if (!strcmp(test, "rogue_word_refused")) {
-        test_rogue(9, "unknown opcode 77");
-    } else if (!strcmp(test, "rogue_both_replies")) {
-        test_rogue(10, "a reply asked for as a packet and as a word");
-    } else if (!strcmp(test, "rogue_word_streamed")) {
-        test_rogue(11, NULL);
-    } else if (!strcmp(test, "rogue_switch")) {
-        test_rogue(6, "opcode or lanes changed in the middle of a message");
-    } else if (!strcmp(test, "rogue_past_end")) {
-        test_rogue(7, "a packet past the end of every lane's message");
+    } else if (!strncmp(test, "rogue_", 6)) {
+        const struct rogue *r = rogue_named(test);
+        if (!r) {
+            fprintf(stderr, "unknown test %s\n", test);
+            return 2;
+        }
+        test_rogue(r->kind, r->expected);
     } else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;
