@@ -107,12 +107,11 @@ static struct devrt_slab *request_slab(uint32_t block_size)
     *(struct devrt_rpc_first_packet *)packet = (struct devrt_rpc_first_packet){0, block_size};
     port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox, port.lanes,
                                     DEVRT_RPC_HEAP_GROW, DEVRT_RPC_WANT_REPLY);
-    devrt_rpc_wait(port.channel, port.index, port.outbox);
+    uint32_t status = devrt_rpc_wait(port.channel, port.index, port.outbox);
     /* Laid out while the port is ours: the next holder may overwrite the reply. */
     const struct devrt_heap_grow_reply *reply = (const struct devrt_heap_grow_reply *)packet;
     struct devrt_slab *slab =
-        (struct devrt_slab *)(uintptr_t)(port.buffer->header.flags == DEVRT_RPC_OK ? reply->slab
-                                                                                   : 0);
+        (struct devrt_slab *)(uintptr_t)(status == DEVRT_RPC_OK ? reply->slab : 0);
     if (slab)
         lay_out_slab(slab, reply);
     devrt_rpc_release_in(port.channel, port.index, port.lanes, port.outbox, true);

@@ -56,11 +56,13 @@ static inline DEVRT_ARCH_INLINE void devrt_output_put(struct devrt_printf_state 
         return;
     s->outbox = devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes, s->opcode,
                                   DEVRT_RPC_MORE);
-    devrt_rpc_wait(s->channel, s->port, s->outbox);
-    /* A refusal means the server dropped the message: the rest of it must not be sent. */
-    s->status = devrt_arch_read_first_sync(s->lanes, s->buffer->header.flags);
-    /* Every lane has read the status before any writes the next packet over it. */
-    devrt_arch_sync_lanes(s->lanes);
+    /*
+     * A refusal means the server dropped the message: the rest of it must not be sent. The
+     * hand-back carries the status, the same in every lane; read from the first, it stays
+     * one scalar.
+     */
+    s->status =
+        devrt_arch_read_first_sync(s->lanes, devrt_rpc_wait(s->channel, s->port, s->outbox));
     s->slot = 0;
 }
 
@@ -132,10 +134,9 @@ static inline DEVRT_ARCH_INLINE int devrt_output_close(struct devrt_printf_state
             DEVRT_OUTPUT_TAG_WORD(DEVRT_OUTPUT_END, 0, 0);
         s->outbox = devrt_rpc_post_in(s->channel, s->buffer, s->port, s->outbox, s->lanes,
                                       s->opcode, wait ? DEVRT_RPC_WANT_REPLY : 0);
-        if (wait) {
-            devrt_rpc_wait(s->channel, s->port, s->outbox);
-            sent = devrt_arch_read_first_sync(s->lanes, s->buffer->header.flags) == DEVRT_RPC_OK;
-        }
+        if (wait)
+            sent = devrt_arch_read_first_sync(
+                       s->lanes, devrt_rpc_wait(s->channel, s->port, s->outbox)) == DEVRT_RPC_OK;
     }
     /* A refused message ended with a wait, which saw the port handed back. */
     devrt_rpc_release_in(s->channel, s->port, s->lanes, s->outbox,

@@ -6,10 +6,12 @@ DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_open(void)
     return devrt_rpc_acquire();
 }
 
-static void wait_for_server(struct devrt_rpc_port *port)
+/* The status of the packet the server handed the port back after. */
+static uint32_t wait_for_server(struct devrt_rpc_port *port)
 {
-    devrt_rpc_wait(port->channel, port->index, port->outbox);
+    uint32_t status = devrt_rpc_wait(port->channel, port->index, port->outbox);
     port->settled = true;
+    return status;
 }
 
 /* Every lane has written its own packet in place; hand the port over. */
@@ -46,11 +48,7 @@ DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opco
     bool more = devrt_arch_ballot_sync(port->lanes, sent < length) != 0;
     send_packet(port, opcode, more ? flags | DEVRT_RPC_MORE : flags);
     while (more) {
-        wait_for_server(port);
-        uint32_t status = port->buffer->header.flags;
-        /* No lane writes the buffer again before every lane has read the status. */
-        devrt_arch_sync_lanes(port->lanes);
-        if (status != DEVRT_RPC_OK)
+        if (wait_for_server(port) != DEVRT_RPC_OK)
             return false;
         uint32_t chunk = min_u32(length - sent, DEVRT_RPC_PACKET_BYTES);
         __builtin_memcpy(packet, bytes + sent, chunk);

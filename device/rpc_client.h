@@ -73,11 +73,15 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_try_lock_in(struct devrt_rpc_
     return devrt_arch_read_first_sync(lanes, old);
 }
 
-/* Wait until the server has handed the port back. */
-static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *channel,
-                                                    uint32_t index, uint32_t outbox)
+/*
+ * Wait until the server has handed the port back; returns the status of the request
+ * (devrt_rpc_status), which the hand-back carries.
+ */
+static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait(struct devrt_rpc_channel *channel,
+                                                        uint32_t index, uint32_t outbox)
 {
     uint32_t *inbox = &DEVRT_ARCH_READ_ONLY(channel)->inbox[index];
+    uint32_t seen;
     /*
      * The poll that sees the hand-back, and the fence after it, acquire the server's
      * release of the port: no second load (another read of host memory, a bus round trip
@@ -90,17 +94,18 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_wait(struct devrt_rpc_channel *ch
      * shipped: a plain load, kept in the loop only by a compiler barrier, may read a cached
      * inbox forever. The test must refuse it.
      */
-    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT, *inbox, outbox)) {
+    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT, seen = *inbox, outbox)) {
         __asm__ volatile("" ::: "memory");
         devrt_arch_sleep();
     }
 #else
-    while (!devrt_rpc_owns(DEVRT_RPC_CLIENT,
-                           devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM),
-                           outbox))
+    while (!devrt_rpc_owns(
+        DEVRT_RPC_CLIENT,
+        seen = devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM), outbox))
         devrt_arch_sleep();
 #endif
     devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+    return devrt_rpc_tag_status(seen);
 }
 
 /*
@@ -205,7 +210,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);
     /* We own the port (inbox == outbox): the flip needs no read of the inbox. */
-    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox);
+    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, DEVRT_RPC_OK);
     if (leader)
         devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,
                            DEVRT_ARCH_FLIP_ORDER, DEVRT_SCOPE_SYSTEM);

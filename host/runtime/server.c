@@ -90,21 +90,20 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
 }
 
 /*
- * The one-word replies of request `count` (DEVRT_RPC_WANT_WORD), written after everything
- * else the server writes to the buffer: each half's release store pairs with the polling
+ * The one-word replies (DEVRT_RPC_WANT_WORD) of the request `tag` names, written after
+ * everything else the server writes to the buffer: each half's release store pairs with the polling
  * lane's load of it, and a lane that sees its reply owns the port again (rpc.h).
  */
-static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32_t count,
+static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32_t tag,
                          bool refused, const uint64_t *words)
 {
     for (; lanes; lanes &= lanes - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
         uint64_t word = refused ? 0 : words[lane];
-        __atomic_store_n(&buffer->reply[lane].half[0],
-                         devrt_rpc_reply_half(count, refused, (uint32_t)word), __ATOMIC_RELEASE);
-        __atomic_store_n(&buffer->reply[lane].half[1],
-                         devrt_rpc_reply_half(count, refused, (uint32_t)(word >> 32)),
+        __atomic_store_n(&buffer->reply[lane].half[0], devrt_rpc_reply_half(tag, (uint32_t)word),
                          __ATOMIC_RELEASE);
+        __atomic_store_n(&buffer->reply[lane].half[1],
+                         devrt_rpc_reply_half(tag, (uint32_t)(word >> 32)), __ATOMIC_RELEASE);
     }
 }
 
@@ -166,15 +165,14 @@ static bool serve_port(devrt_module *module, uint32_t index)
         }
         devrt_message_forget(&module->device->server, port);
     }
-    buffer->header.flags = status;
     /* A refused request is answered too: its lanes are polling their slots. */
     if ((header.flags & (DEVRT_RPC_MORE | DEVRT_RPC_WANT_WORD)) == DEVRT_RPC_WANT_WORD) {
         uint32_t wave = channel->wave_size;
         uint64_t lanes = header.lane_mask & (wave >= 64 ? ~0ull : (1ull << wave) - 1);
-        answer_words(buffer, lanes, outbox, status != DEVRT_RPC_OK, words);
+        answer_words(buffer, lanes, devrt_rpc_tag(outbox, status), status != DEVRT_RPC_OK, words);
     }
     devrt_faults_hand_back(&module->device->server);
-    __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, inbox, outbox),
+    __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, outbox, status),
                      __ATOMIC_RELEASE);
     module->packets_taken++;
     module->device->server.packets_taken++;

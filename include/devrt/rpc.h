@@ -13,6 +13,8 @@
  *   client: write header and packets; release fence; outbox = outbox + 1  -> server owns
  *   server: read; write the reply;     release fence; inbox  = outbox      -> client owns
  *
+ * The server's word also carries the request's status (DEVRT_RPC_TAG_REFUSED), so the
+ * poll that sees the hand-back has the status too; ownership compares the counts alone.
  * The count, not a bit, because a request's number also tags its reply: a request that
  * asks for one word back (DEVRT_RPC_WANT_WORD) gets it in its lane's reply slot, two
  * 8-byte halves each tagged with the request's number, which the server writes after
@@ -36,7 +38,7 @@
  * all following packets carry bytes. A message that fits one packet costs its lane one
  * line, and the server reads only the bytes it states. A longer one is streamed: the
  * client sends a packet with DEVRT_RPC_MORE set, waits until the server hands the port
- * back (the inbox, the status in the header), and sends the next. Requests without a reply
+ * back (the inbox, with the packet's status), and sends the next. Requests without a reply
  * (output, free) do not wait after the last packet; the next client of the port waits for
  * the hand-back instead. A reply of more than a word (the heap's, DEVRT_RPC_WANT_REPLY)
  * overwrites the lane's packet and is handed back by the inbox.
@@ -95,12 +97,15 @@ enum devrt_rpc_port_state {
 };
 /* The mailbox words count from 1 to 2^30 - 1, then from 1 again. */
 #define DEVRT_RPC_COUNT_MASK ((1u << 30) - 1)
-/* Set in a reply slot's tag when the server refused the request. */
-#define DEVRT_RPC_REPLY_REFUSED (1u << 31)
+/*
+ * A tag is a request's count and its status: what the server stores into the inbox and
+ * into each half of a reply slot. This bit is set when it refused the request.
+ */
+#define DEVRT_RPC_TAG_REFUSED (1u << 31)
 
 struct devrt_rpc_header {
     uint32_t opcode;
-    uint32_t flags;     /* client: devrt_rpc_flags; server: devrt_rpc_status in the reply */
+    uint32_t flags;     /* devrt_rpc_flags */
     uint64_t lane_mask; /* lanes taking part; bit i is lane i's packet */
     uint64_t unused[6]; /* the header has its line, so every packet starts one */
 };
@@ -117,9 +122,9 @@ struct devrt_rpc_first_packet {
 #define DEVRT_RPC_FIRST_PAYLOAD (DEVRT_RPC_PACKET_BYTES - sizeof(struct devrt_rpc_first_packet))
 
 /*
- * A lane's one-word reply (DEVRT_RPC_WANT_WORD): each half is the request's number
- * (with DEVRT_RPC_REPLY_REFUSED if refused) in its high 32 bits and 32 bits of the word
- * in its low ones, the word's low half first. Four lanes share a line.
+ * A lane's one-word reply (DEVRT_RPC_WANT_WORD): each half is the request's tag in its
+ * high 32 bits and 32 bits of the word in its low ones, the word's low half first. Four
+ * lanes share a line.
  */
 struct devrt_rpc_reply {
     uint64_t half[2];
@@ -199,24 +204,43 @@ enum devrt_rpc_side {
 
 /*
  * Whether `side` owns the port, given the two mailbox words as it read them. The client
- * owns it while they agree, the server while they differ; each side reads its own word
- * from what it last wrote, the other's with an acquire (or a poll and an acquire fence).
+ * owns it while their counts agree, the server while they differ; each side reads its own
+ * word from what it last wrote, the other's with an acquire (or a poll and an acquire
+ * fence). The counts alone are compared: the inbox carries a status, and a rogue device
+ * may write any outbox.
  */
 static inline bool devrt_rpc_owns(enum devrt_rpc_side side, uint32_t inbox, uint32_t outbox)
 {
-    return side == DEVRT_RPC_CLIENT ? inbox == outbox : inbox != outbox;
+    bool agree = (inbox & DEVRT_RPC_COUNT_MASK) == (outbox & DEVRT_RPC_COUNT_MASK);
+    return side == DEVRT_RPC_CLIENT ? agree : !agree;
+}
+
+/*
+ * The tag of request `count` (its outbox value) with its status: the inbox value that
+ * hands the port back, and the high half of each half of a reply slot.
+ */
+static inline uint32_t devrt_rpc_tag(uint32_t count, uint32_t status)
+{
+    return (count & DEVRT_RPC_COUNT_MASK) | (status != DEVRT_RPC_OK ? DEVRT_RPC_TAG_REFUSED : 0u);
+}
+
+/* The status a tag carries. */
+static inline uint32_t devrt_rpc_tag_status(uint32_t tag)
+{
+    return tag & DEVRT_RPC_TAG_REFUSED ? DEVRT_RPC_REFUSED : DEVRT_RPC_OK;
 }
 
 /*
  * The value `side`, owning the port, stores into its own mailbox word to hand the port to
- * the other side: the client counts one more request, the server copies the outbox into
- * the inbox. The store must release what the side wrote to the buffer.
+ * the other side: the client counts one more request, the server tags the outbox's count
+ * with `status`, its verdict on the request (devrt_rpc_tag; the client's flip carries
+ * none: DEVRT_RPC_OK). The store must release what the side wrote to the buffer.
  */
-static inline uint32_t devrt_rpc_flip(enum devrt_rpc_side side, uint32_t inbox, uint32_t outbox)
+static inline uint32_t devrt_rpc_flip(enum devrt_rpc_side side, uint32_t outbox, uint32_t status)
 {
-    (void)inbox; /* equal to the outbox where the client owns the port */
     if (side == DEVRT_RPC_SERVER)
-        return outbox;
+        return devrt_rpc_tag(outbox, status);
+    (void)status;
     uint32_t next = (outbox + 1u) & DEVRT_RPC_COUNT_MASK;
     return next ? next : 1u; /* 0 tags a cleared reply slot */
 }
@@ -249,13 +273,9 @@ static inline bool devrt_rpc_port_state_settled(uint32_t state)
     return (state & DEVRT_RPC_PORT_SETTLED) != 0;
 }
 
-/*
- * A reply slot's half as the server writes it: the tag of request `count` (the outbox
- * value it served) and 32 bits of the word.
- */
-static inline uint64_t devrt_rpc_reply_half(uint32_t count, bool refused, uint32_t bits)
+/* A reply slot's half as the server writes it: a tag and 32 bits of the word. */
+static inline uint64_t devrt_rpc_reply_half(uint32_t tag, uint32_t bits)
 {
-    uint32_t tag = count | (refused ? DEVRT_RPC_REPLY_REFUSED : 0u);
     return (uint64_t)tag << 32 | bits;
 }
 
@@ -269,7 +289,7 @@ static inline bool devrt_rpc_reply_arrived(uint64_t low, uint64_t high, uint32_t
 /* The status an arrived reply carries (the low half's tag says it). */
 static inline uint32_t devrt_rpc_reply_status(uint64_t low)
 {
-    return (uint32_t)(low >> 32) & DEVRT_RPC_REPLY_REFUSED ? DEVRT_RPC_REFUSED : DEVRT_RPC_OK;
+    return devrt_rpc_tag_status((uint32_t)(low >> 32));
 }
 
 /* The word of an arrived reply. */

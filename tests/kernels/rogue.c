@@ -25,17 +25,21 @@ enum rogue_kind {
 
 #define ROGUE_PORT 0u
 
-static void wait_until_owned(struct devrt_rpc_channel *channel, uint32_t outbox)
+/* Wait for the hand-back; the status it carries. */
+static uint32_t wait_until_owned(struct devrt_rpc_channel *channel, uint32_t outbox)
 {
+    uint32_t inbox;
     while (!devrt_rpc_owns(DEVRT_RPC_CLIENT,
-                           __atomic_load_n(&channel->inbox[ROGUE_PORT], __ATOMIC_ACQUIRE), outbox))
+                           inbox = __atomic_load_n(&channel->inbox[ROGUE_PORT], __ATOMIC_ACQUIRE),
+                           outbox))
         ;
+    return devrt_rpc_tag_status(inbox);
 }
 
 /* Flip the outbox of a port we own and ring; returns the new value. */
 static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox)
 {
-    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox);
+    outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, DEVRT_RPC_OK);
     __atomic_store_n(&channel->outbox[ROGUE_PORT], outbox, __ATOMIC_RELEASE);
     __atomic_fetch_add(&channel->doorbell->count, 1u, __ATOMIC_SEQ_CST);
     return outbox;
@@ -114,8 +118,7 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
     if (word && !(buffer->header.flags & DEVRT_RPC_MORE)) {
         *status = wait_for_word(buffer, outbox, devrt_rpc_checksum(message, first.length));
     } else {
-        wait_until_owned(channel, outbox);
-        *status = buffer->header.flags;
+        *status = wait_until_owned(channel, outbox);
     }
 
     if (kind == ROGUE_WORD_STREAMED && *status == DEVRT_RPC_OK) {
@@ -130,8 +133,7 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
         buffer->header.opcode = DEVRT_RPC_HOSTCALL;
         buffer->header.flags = DEVRT_RPC_WANT_REPLY;
         outbox = hand_over(channel, outbox);
-        wait_until_owned(channel, outbox);
-        *status = buffer->header.flags;
+        *status = wait_until_owned(channel, outbox);
     }
     /* Handed back, so the port is settled for the next holder. */
     __atomic_store_n(&channel->state[ROGUE_PORT], devrt_rpc_port_state_of(outbox, true),

@@ -67,7 +67,7 @@ static void post(devrt_device *device, struct devrt_rpc_channel *channel, uint32
     channel->buffers[port].header = (struct devrt_rpc_header){
         .opcode = DEVRT_RPC_PRINTF, .flags = flags, .lane_mask = (1ull << LANES) - 1};
     uint32_t outbox = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
-    __atomic_store_n(&channel->outbox[port], devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, outbox),
+    __atomic_store_n(&channel->outbox[port], devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, DEVRT_RPC_OK),
                      __ATOMIC_RELEASE);
     ring(device);
 }
