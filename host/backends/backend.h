@@ -196,12 +196,11 @@ struct devrt_backend_ops {
 
 /* One row of the registry (registry.c): a backend kind, what it runs, and its ops where it
    is built into this runtime. */
-struct devrt_backend_entry {
-    enum devrt_backend kind;
-    const char *name; /* devrt_backend_name, devrt-run --backend */
-    const char *runs; /* what images it runs, in words */
-    const char *what; /* what one of those images is, in words */
-    /* Whether the first bytes of an image are of the kind it runs. */
+/* A kind of image, which one or more backends run. */
+struct devrt_image_format {
+    const char *runs; /* what images of it are, in words, plural */
+    const char *what; /* what one image is, in words */
+    /* Whether the first bytes of an image are of this format. */
     bool (*sniff)(const unsigned char *head, size_t size);
     /* Optional: refuse ARGS for KERNEL of the image at PATH, by the image's own records,
        without a device (devrt_image_check_args). */
@@ -211,7 +210,13 @@ struct devrt_backend_entry {
        (gfx90a)"), into TEXT, which holds WHAT. */
     void (*describe_image)(const void *image, size_t size, const char *path, char *text,
                            size_t length);
-    const struct devrt_backend_ops *ops; /* NULL: not built into this runtime */
+};
+
+struct devrt_backend_entry {
+    enum devrt_backend kind;
+    const char *name;                       /* devrt_backend_name, devrt-run --backend */
+    const struct devrt_image_format *image; /* the images it runs */
+    const struct devrt_backend_ops *ops;    /* NULL: not built into this runtime */
 };
 
 /* registry.c: DEVRT_ERROR_IMAGE, saying what the image (SIZE bytes, read from PATH) is,

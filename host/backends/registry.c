@@ -52,19 +52,35 @@ static bool ptx(const unsigned char *head, size_t size)
     return memmem(head, size, ".version", 8) || memmem(head, size, "//", 2);
 }
 
-/* In the order devrt-run --list shows them; devrt_image_backend takes the first whose sniff
-   takes an image, so HSA runs an amdgcn code object before HIP. */
+static const struct devrt_image_format amdgcn_images = {
+    .runs = "amdgcn code objects (.hsaco)",
+    .what = "an amdgcn code object",
+    .sniff = amdgcn_code_object,
+#ifdef DEVRT_HAVE_AMDGPU_METADATA
+    .check_image_args = devrt_amdgpu_check_image_args,
+    .describe_image = devrt_amdgpu_describe_image,
+#endif
+};
+
+static const struct devrt_image_format ptx_images = {
+    .runs = "PTX (.ptx)",
+    .what = "PTX",
+    .sniff = ptx,
+};
+
+static const struct devrt_image_format emulation_images = {
+    .runs = "emulation images (.so)",
+    .what = "a host shared object",
+    .sniff = host_shared_object,
+};
+
+/* In the order devrt-run --list shows them; devrt_image_backend takes the first that runs
+   an image's format, so HSA runs an amdgcn code object before HIP. */
 static const struct devrt_backend_entry entries[] = {
     {
         .kind = DEVRT_BACKEND_HSA,
         .name = "hsa",
-        .what = "an amdgcn code object",
-        .runs = "amdgcn code objects (.hsaco)",
-        .sniff = amdgcn_code_object,
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-        .check_image_args = devrt_amdgpu_check_image_args,
-        .describe_image = devrt_amdgpu_describe_image,
-#endif
+        .image = &amdgcn_images,
 #ifdef DEVRT_HAVE_HSA
         .ops = &devrt_hsa_backend,
 #endif
@@ -72,9 +88,7 @@ static const struct devrt_backend_entry entries[] = {
     {
         .kind = DEVRT_BACKEND_CUDA,
         .name = "cuda",
-        .what = "PTX",
-        .runs = "PTX (.ptx)",
-        .sniff = ptx,
+        .image = &ptx_images,
 #ifdef DEVRT_HAVE_CUDA
         .ops = &devrt_cuda_backend,
 #endif
@@ -82,9 +96,7 @@ static const struct devrt_backend_entry entries[] = {
     {
         .kind = DEVRT_BACKEND_EMU,
         .name = "emu",
-        .what = "a host shared object",
-        .runs = "emulation images (.so)",
-        .sniff = host_shared_object,
+        .image = &emulation_images,
 #ifdef DEVRT_HAVE_EMU
         .ops = &devrt_emu_backend,
 #endif
@@ -92,13 +104,7 @@ static const struct devrt_backend_entry entries[] = {
     {
         .kind = DEVRT_BACKEND_HIP,
         .name = "hip",
-        .what = "an amdgcn code object",
-        .runs = "amdgcn code objects (.hsaco)",
-        .sniff = amdgcn_code_object,
-#ifdef DEVRT_HAVE_AMDGPU_METADATA
-        .check_image_args = devrt_amdgpu_check_image_args,
-        .describe_image = devrt_amdgpu_describe_image,
-#endif
+        .image = &amdgcn_images,
 #ifdef DEVRT_HAVE_HIP
         .ops = &devrt_hip_backend,
 #endif
@@ -117,7 +123,7 @@ const struct devrt_backend_entry *devrt_backend_entry(enum devrt_backend kind)
 const struct devrt_backend_entry *devrt_backend_sniff(const unsigned char *head, size_t size)
 {
     for (size_t i = 0; i < ENTRY_COUNT; ++i)
-        if (entries[i].sniff(head, size))
+        if (entries[i].image->sniff(head, size))
             return &entries[i];
     return NULL;
 }
@@ -194,12 +200,12 @@ int devrt_image_check_kind(const void *image, size_t size, const char *path,
     const struct devrt_backend_entry *entry = devrt_backend_entry(backend);
     const struct devrt_backend_entry *kind =
         devrt_backend_sniff(image, size < SNIFF_BYTES ? size : SNIFF_BYTES);
-    if (!entry || !kind || kind->sniff == entry->sniff)
+    if (!entry || !kind || kind->image == entry->image)
         return DEVRT_SUCCESS;
     char what[128];
-    snprintf(what, sizeof what, "%s", kind->what);
-    if (kind->describe_image)
-        kind->describe_image(image, size, path, what, sizeof what);
+    snprintf(what, sizeof what, "%s", kind->image->what);
+    if (kind->image->describe_image)
+        kind->image->describe_image(image, size, path, what, sizeof what);
     return devrt_fail(DEVRT_ERROR_IMAGE, "%s is %s; the %s backend runs %s", path, what,
-                      entry->name, entry->runs);
+                      entry->name, entry->image->runs);
 }

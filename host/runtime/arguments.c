@@ -23,8 +23,8 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
     if (backend != DEVRT_BACKEND_AUTO)
         status = devrt_image_check_kind(image, size, path, backend);
     /* The other images say what their kernels take only once loaded (devrt_launch checks). */
-    if (status == DEVRT_SUCCESS && entry && entry->check_image_args)
-        status = entry->check_image_args(image, size, path, kernel, args, arg_count);
+    if (status == DEVRT_SUCCESS && entry && entry->image->check_image_args)
+        status = entry->image->check_image_args(image, size, path, kernel, args, arg_count);
     free(image);
     return status;
 }
