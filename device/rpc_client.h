@@ -38,7 +38,11 @@ DEVRT_ARCH_INLINE bool devrt_rpc_send(struct devrt_rpc_port *port, uint32_t opco
  */
 DEVRT_ARCH_INLINE uint32_t devrt_rpc_receive(struct devrt_rpc_port *port, uint64_t *result);
 
-/* Give the port up. The server may still be reading it; the next owner waits for that. */
+/*
+ * Give the port up. After a request without a reply the server may still be reading it,
+ * and the next owner waits for the hand-back; after a word reply it is settled, since the
+ * server writes nothing into the buffer after the reply slots.
+ */
 DEVRT_ARCH_INLINE void devrt_rpc_close(struct devrt_rpc_port *port);
 
 /*
@@ -209,7 +213,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     }
     /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);
-    /* We own the port (inbox == outbox): the flip needs no read of the inbox. */
+    /* We own the port (the counts agree): the flip needs no read of the inbox. */
     outbox = devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox, DEVRT_RPC_OK);
     if (leader)
         devrt_atomic_store(&DEVRT_ARCH_READ_ONLY(channel)->outbox[index], outbox,

@@ -91,8 +91,9 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
 
 /*
  * The one-word replies (DEVRT_RPC_WANT_WORD) of the request `tag` names, written after
- * everything else the server writes to the buffer: each half's release store pairs with the polling
- * lane's load of it, and a lane that sees its reply owns the port again (rpc.h).
+ * everything else the server writes to the buffer: each half's release store pairs with
+ * the acquire fence that follows the polling lane's load of it, and a lane that sees its
+ * reply owns the port again (rpc.h).
  */
 static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32_t tag,
                          bool refused, const uint64_t *words)
@@ -165,13 +166,15 @@ static bool serve_port(devrt_module *module, uint32_t index)
         }
         devrt_message_forget(&module->device->server, port);
     }
-    /* A refused request is answered too: its lanes are polling their slots. */
-    if ((header.flags & (DEVRT_RPC_MORE | DEVRT_RPC_WANT_WORD)) == DEVRT_RPC_WANT_WORD) {
-        uint32_t wave = channel->wave_size;
-        uint64_t lanes = header.lane_mask & (wave >= 64 ? ~0ull : (1ull << wave) - 1);
-        answer_words(buffer, lanes, devrt_rpc_tag(outbox, status), status != DEVRT_RPC_OK, words);
-    }
+    /* Delays and stalls of the hand-back come before either of its forms. */
     devrt_faults_hand_back(&module->device->server);
+    /*
+     * A refused request is answered too, every lane it names (a buffer has a slot for each
+     * of 64, more than the wave may have): those lanes are polling their slots.
+     */
+    if ((header.flags & (DEVRT_RPC_MORE | DEVRT_RPC_WANT_WORD)) == DEVRT_RPC_WANT_WORD)
+        answer_words(buffer, header.lane_mask, devrt_rpc_tag(outbox, status),
+                     status != DEVRT_RPC_OK, words);
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, outbox, status),
                      __ATOMIC_RELEASE);
     module->packets_taken++;

@@ -7,11 +7,12 @@
  *   inbox[port]   written only by the host, read by the device
  *   buffer[port]  a header line, one 64-byte packet per lane, one reply slot per lane
  *
- * The mailbox words count requests: the client owns the port while inbox == outbox, the
+ * The mailbox words count requests: the client owns the port while their counts agree, the
  * server while they differ. Whoever owns it may touch the buffer, then hands it over:
  *
- *   client: write header and packets; release fence; outbox = outbox + 1  -> server owns
- *   server: read; write the reply;     release fence; inbox  = outbox      -> client owns
+ *   client: write header and packets; release fence; outbox = next count  -> server owns
+ *   server: read; write the reply;     release fence; inbox  = outbox's    -> client owns
+ *                                                      count and status
  *
  * The server's word also carries the request's status (DEVRT_RPC_TAG_REFUSED), so the
  * poll that sees the hand-back has the status too; ownership compares the counts alone.
@@ -38,9 +39,9 @@
  * all following packets carry bytes. A message that fits one packet costs its lane one
  * line, and the server reads only the bytes it states. A longer one is streamed: the
  * client sends a packet with DEVRT_RPC_MORE set, waits until the server hands the port
- * back (the inbox, with the packet's status), and sends the next. Requests without a reply
- * (output, free) do not wait after the last packet; the next client of the port waits for
- * the hand-back instead. A reply of more than a word (the heap's, DEVRT_RPC_WANT_REPLY)
+ * back (the inbox, with the packet's status), and sends the next. A request without a reply
+ * (output) does not wait after its last packet; the next client of the port waits for the
+ * hand-back instead. A reply of more than a word (the heap's, DEVRT_RPC_WANT_REPLY)
  * overwrites the lane's packet and is handed back by the inbox.
  *
  * A lane that cannot know its length up front (output: its strings are measured while they

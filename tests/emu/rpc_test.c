@@ -324,6 +324,7 @@ static const struct rogue rogues[] = {
     {"rogue_word_refused", 9, "unknown opcode 77"},
     {"rogue_both_replies", 10, "a reply asked for as a packet and as a word"},
     {"rogue_word_streamed", 11, NULL},
+    {"rogue_word_lane_mask", 12, "lane mask"},
 };
 
 static const struct rogue *rogue_named(const char *name)

@@ -76,7 +76,7 @@ static void scribble(struct devrt_rpc_buffer *buffer, uint64_t *random, uint32_t
     uint64_t valid = wave_size >= 64 ? ~0ull : (1ull << wave_size) - 1;
     bool raw = next_random(random) % 4 == 0;
     buffer->header.opcode = (uint32_t)(raw ? next_random(random) : 1 + next_random(random) % 6);
-    buffer->header.flags = (uint32_t)(raw ? next_random(random) : next_random(random) % 4);
+    buffer->header.flags = (uint32_t)(raw ? next_random(random) : next_random(random) % 8);
     buffer->header.lane_mask = next_random(random) & (raw ? ~0ull : valid);
     for (uint32_t lane = 0; lane < DEVRT_RPC_MAX_LANES; ++lane) {
         struct devrt_rpc_packet *packet = &buffer->packet[lane];

@@ -8,19 +8,21 @@
 #include <devrt/rpc.h>
 
 enum rogue_kind {
-    ROGUE_NONE,          /* a well-formed request: the control */
-    ROGUE_OPCODE,        /* an opcode nobody serves */
-    ROGUE_LENGTH,        /* a message longer than the protocol allows */
-    ROGUE_LANE_MASK,     /* lanes the wave does not have */
-    ROGUE_FLAGS,         /* flag bits that mean nothing */
-    ROGUE_TRUNCATED,     /* the last packet, before the stated length */
-    ROGUE_SWITCH,        /* a message's second packet under another opcode */
-    ROGUE_PAST_END,      /* another packet announced after the message is complete */
-    ROGUE_WORD,          /* a well-formed request for a word in the reply slot: a control */
-    ROGUE_WORD_REFUSED,  /* an opcode nobody serves, its refusal read from the reply slot */
-    ROGUE_BOTH_REPLIES,  /* a reply asked for as a packet and as a word at once */
-    ROGUE_WORD_STREAMED, /* two packets, the first handed back by the inbox, the second by
-                            its reply in the slot: a control across both forms */
+    ROGUE_NONE,           /* a well-formed request: the control */
+    ROGUE_OPCODE,         /* an opcode nobody serves */
+    ROGUE_LENGTH,         /* a message longer than the protocol allows */
+    ROGUE_LANE_MASK,      /* lanes the wave does not have */
+    ROGUE_FLAGS,          /* flag bits that mean nothing */
+    ROGUE_TRUNCATED,      /* the last packet, before the stated length */
+    ROGUE_SWITCH,         /* a message's second packet under another opcode */
+    ROGUE_PAST_END,       /* another packet announced after the message is complete */
+    ROGUE_WORD,           /* a well-formed request for a word in the reply slot: a control */
+    ROGUE_WORD_REFUSED,   /* an opcode nobody serves, its refusal read from the reply slot */
+    ROGUE_BOTH_REPLIES,   /* a reply asked for as a packet and as a word at once */
+    ROGUE_WORD_STREAMED,  /* two packets, the first handed back by the inbox, the second by
+                             its reply in the slot: a control across both forms */
+    ROGUE_WORD_LANE_MASK, /* a word asked for by a lane the wave does not have: refused, and
+                             that lane's slot must say so */
 };
 
 #define ROGUE_PORT 0u
@@ -46,17 +48,23 @@ static uint32_t hand_over(struct devrt_rpc_channel *channel, uint32_t outbox)
 }
 
 /*
- * Poll the reply slot of lane 0 for request `count`, as the client does; the status, or
- * ROGUE_WRONG_WORD if an accepted echo came back with another checksum than `expected`.
+ * The reply in LANE's slot to request `count`, read once the inbox has handed the port
+ * back: the server writes the slots before the inbox, so it must be there. The status, or
+ * ROGUE_NO_WORD if it is not, or ROGUE_WRONG_WORD if an accepted echo came back with
+ * another checksum than `expected`. (The client polls the slot alone; reading it after the
+ * inbox shows that no lane the request names is left polling.)
  */
+#define ROGUE_NO_WORD 98u
 #define ROGUE_WRONG_WORD 99u
-static uint32_t wait_for_word(struct devrt_rpc_buffer *buffer, uint32_t count, uint64_t expected)
+static uint32_t wait_for_word(struct devrt_rpc_channel *channel, uint32_t lane, uint32_t count,
+                              uint64_t expected)
 {
-    uint64_t low, high;
-    do {
-        low = __atomic_load_n(&buffer->reply[0].half[0], __ATOMIC_ACQUIRE);
-        high = __atomic_load_n(&buffer->reply[0].half[1], __ATOMIC_ACQUIRE);
-    } while (!devrt_rpc_reply_arrived(low, high, count));
+    wait_until_owned(channel, count);
+    struct devrt_rpc_reply *slot = &channel->buffers[ROGUE_PORT].reply[lane];
+    uint64_t low = __atomic_load_n(&slot->half[0], __ATOMIC_ACQUIRE);
+    uint64_t high = __atomic_load_n(&slot->half[1], __ATOMIC_ACQUIRE);
+    if (!devrt_rpc_reply_arrived(low, high, count))
+        return ROGUE_NO_WORD;
     uint32_t status = devrt_rpc_reply_status(low);
     if (status == DEVRT_RPC_OK && devrt_rpc_reply_word(low, high) != expected)
         return ROGUE_WRONG_WORD;
@@ -96,9 +104,11 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
     if (kind == ROGUE_PAST_END)
         buffer->header.flags |= DEVRT_RPC_MORE; /* 8 bytes fit the first packet */
     bool word = kind >= ROGUE_WORD;
+    uint32_t lane = kind == ROGUE_WORD_LANE_MASK ? 40 : 0;
     if (word) {
         buffer->header.flags = DEVRT_RPC_WANT_WORD;
-        buffer->reply[0] = (struct devrt_rpc_reply){{0, 0}};
+        buffer->header.lane_mask = 1ull << lane;
+        buffer->reply[lane] = (struct devrt_rpc_reply){{0, 0}};
     }
     if (kind == ROGUE_WORD_REFUSED)
         buffer->header.opcode = 77;
@@ -111,12 +121,14 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
         first.length = sizeof message;
         buffer->header.flags |= DEVRT_RPC_MORE;
     }
-    __builtin_memcpy(&buffer->packet[0], &first, sizeof first);
-    __builtin_memcpy((char *)&buffer->packet[0] + sizeof first, message, DEVRT_RPC_FIRST_PAYLOAD);
+    __builtin_memcpy(&buffer->packet[lane], &first, sizeof first);
+    __builtin_memcpy((char *)&buffer->packet[lane] + sizeof first, message,
+                     DEVRT_RPC_FIRST_PAYLOAD);
 
+    bool streamed = buffer->header.flags & DEVRT_RPC_MORE;
     outbox = hand_over(channel, outbox);
-    if (word && !(buffer->header.flags & DEVRT_RPC_MORE)) {
-        *status = wait_for_word(buffer, outbox, devrt_rpc_checksum(message, first.length));
+    if (word && !streamed) {
+        *status = wait_for_word(channel, lane, outbox, devrt_rpc_checksum(message, first.length));
     } else {
         *status = wait_until_owned(channel, outbox);
     }
@@ -126,7 +138,7 @@ DEVRT_KERNEL3(rogue, uint32_t, kind, uint32_t *, status, uint32_t *, followed)
                          sizeof message - DEVRT_RPC_FIRST_PAYLOAD);
         buffer->header.flags = DEVRT_RPC_WANT_WORD;
         outbox = hand_over(channel, outbox);
-        *status = wait_for_word(buffer, outbox, devrt_rpc_checksum(message, sizeof message));
+        *status = wait_for_word(channel, lane, outbox, devrt_rpc_checksum(message, sizeof message));
     }
 
     if (kind == ROGUE_SWITCH && *status == DEVRT_RPC_OK) {
