@@ -33,6 +33,7 @@
 #include "cuda_driver.h"
 #include "memory_cache.h"
 #include "backend.h"
+#include "kernel_cache.h"
 #include "codeobject.h"
 #include "vendor_library.h"
 
@@ -113,18 +114,9 @@ struct cuda_backend {
     int major, minor; /* compute capability */
 };
 
-/* A kernel looked up once: its function and, where the driver says, its parameters' sizes. */
-struct cuda_kernel {
-    char *name;
-    CUfunction function;
-    uint32_t *sizes; /* NULL: the driver cannot tell */
-    size_t count;
-};
-
 struct cuda_module {
     CUmodule module;
-    struct cuda_kernel *kernels;
-    size_t kernel_count;
+    struct devrt_kernel_cache kernels; /* with the parameters' sizes where the driver tells */
 };
 
 static int cuda_failed(int status, CUresult result, const char *what)
@@ -524,11 +516,13 @@ static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
     struct cuda_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    devrt_kernel_cache_init(&m->kernels);
     char log[2048] = "";
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, (void *)(uintptr_t)sizeof log};
     CUresult r = cu.cuModuleLoadDataEx(&m->module, devrt_module_image(module), 2, options, values);
     if (r != CUDA_SUCCESS) {
+        devrt_kernel_cache_free(&m->kernels);
         free(m);
         if (!log[0]) {
             cuda_failed(DEVRT_ERROR_IMAGE, r, "cuModuleLoadDataEx");
@@ -539,6 +533,7 @@ static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
     r = load_kernels(m->module);
     if (r != CUDA_SUCCESS) {
         cu.cuModuleUnload(m->module);
+        devrt_kernel_cache_free(&m->kernels);
         free(m);
         return cuda_failed(DEVRT_ERROR_IMAGE, r, "loading the module's kernels (cuFuncLoad)");
     }
@@ -547,6 +542,7 @@ static int cuda_load(devrt_module *module, struct devrt_state ***state_variable)
     r = cu.cuModuleGetGlobal(&address, &bytes, m->module, DEVRT_STATE_SYMBOL);
     if (r != CUDA_SUCCESS || bytes != sizeof(struct devrt_state *)) {
         cu.cuModuleUnload(m->module);
+        devrt_kernel_cache_free(&m->kernels);
         free(m);
         return devrt_fail(DEVRT_ERROR_IMAGE, "%s: no %s in it (does it link devrt-nvptx.bc?)", path,
                           DEVRT_STATE_SYMBOL);
@@ -561,11 +557,7 @@ static void cuda_unload(devrt_module *module)
     struct cuda_module *m = devrt_module_backend_state(module);
     bind(devrt_module_device(module));
     cu.cuModuleUnload(m->module);
-    for (size_t i = 0; i < m->kernel_count; ++i) {
-        free(m->kernels[i].name);
-        free(m->kernels[i].sizes);
-    }
-    free(m->kernels);
+    devrt_kernel_cache_free(&m->kernels);
     free(m);
 }
 
@@ -595,25 +587,21 @@ static uint32_t *param_sizes(CUfunction function, size_t *count)
 }
 
 /* The kernel, looked up in the driver on its first launch only. */
-static int find_kernel(devrt_module *module, const char *kernel, struct cuda_kernel **out)
+static int find_kernel(devrt_module *module, const char *kernel, struct devrt_kernel_entry **out)
 {
     struct cuda_module *m = devrt_module_backend_state(module);
-    for (size_t i = 0; i < m->kernel_count; ++i)
-        if (!strcmp(m->kernels[i].name, kernel))
-            return *out = &m->kernels[i], DEVRT_SUCCESS;
-    CUfunction function;
-    if (cu.cuModuleGetFunction(&function, m->module, kernel) != CUDA_SUCCESS)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
-                          kernel);
-    struct cuda_kernel *grown = realloc(m->kernels, (m->kernel_count + 1) * sizeof *grown);
-    char *name = grown ? strdup(kernel) : NULL;
-    if (grown)
-        m->kernels = grown;
-    if (!name)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for kernel %s", kernel);
-    struct cuda_kernel *k = &m->kernels[m->kernel_count++];
-    *k = (struct cuda_kernel){.name = name, .function = function};
-    k->sizes = param_sizes(function, &k->count);
+    struct devrt_kernel_entry *k = devrt_kernel_cache_find(&m->kernels, kernel);
+    if (!k) {
+        CUfunction function;
+        if (cu.cuModuleGetFunction(&function, m->module, kernel) != CUDA_SUCCESS)
+            return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                              kernel);
+        size_t count;
+        uint32_t *sizes = param_sizes(function, &count);
+        k = devrt_kernel_cache_add(&m->kernels, kernel, function, sizes, count);
+        if (!k)
+            return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for kernel %s", kernel);
+    }
     *out = k;
     return DEVRT_SUCCESS;
 }
@@ -647,7 +635,7 @@ static CUevent take_event(struct cuda_backend *b)
 static int cuda_describe_kernel(devrt_module *module, const char *kernel,
                                 struct devrt_kernel_description *description)
 {
-    struct cuda_kernel *k;
+    struct devrt_kernel_entry *k;
     int status = find_kernel(module, kernel, &k);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -708,7 +696,7 @@ static int cuda_submit(struct devrt_launch_entry *entry, const struct devrt_arg 
     devrt_module *module = entry->module;
     struct cuda_backend *b = bind(devrt_module_device(module));
     CUstream stream = stream_of(entry);
-    struct cuda_kernel *k = NULL;
+    struct devrt_kernel_entry *k = NULL;
     int status = find_kernel(module, entry->kernel, &k);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -721,7 +709,7 @@ static int cuda_submit(struct devrt_launch_entry *entry, const struct devrt_arg 
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
         params[i] = (void *)devrt_arg_data(&args[i]); /* the driver copies each at launch */
-    r = cu.cuLaunchKernel(k->function, entry->config.grid[0], entry->config.grid[1],
+    r = cu.cuLaunchKernel((CUfunction)k->function, entry->config.grid[0], entry->config.grid[1],
                           entry->config.grid[2], entry->config.block[0], entry->config.block[1],
                           entry->config.block[2], 0, stream, params, NULL);
     if (r != CUDA_SUCCESS)

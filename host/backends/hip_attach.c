@@ -34,8 +34,8 @@ struct hip_attachment {
     int device;
     hipModule_t module;
     hipStream_t copy;
-    uintptr_t state, state_end; /* __devrt_state, once found */
-    void *staging;              /* pinned: reads of what only the HSA runtime knows */
+    uintptr_t state, state_end;       /* __devrt_state, once found */
+    struct devrt_hip_staging staging; /* reads of what only the HSA runtime knows */
 };
 
 /* Each call is on the attaching thread or the server's: both select the module's device. */
@@ -98,7 +98,7 @@ static int hip_copy(void *context, void *dst, const void *src, size_t size)
 {
     struct hip_attachment *a = bind(context);
     if (!known(a, src, size) && !known(a, dst, size))
-        return devrt_hip_read_through_hsa(a->staging, dst, src, size);
+        return devrt_hip_read_through_hsa(&a->staging, dst, src, size);
     return devrt_hip.hipMemcpyWithStream(dst, src, size, hipMemcpyDefault, a->copy) == hipSuccess
                ? 0
                : -1;
@@ -114,8 +114,9 @@ static int hip_synchronize(void *context)
 static void hip_release(void *context)
 {
     struct hip_attachment *a = bind(context);
-    if (a->staging)
-        devrt_hip.hipHostFree(a->staging);
+    if (a->staging.buffer)
+        devrt_hip.hipHostFree(a->staging.buffer);
+    pthread_mutex_destroy(&a->staging.lock);
     devrt_hip.hipStreamDestroy(a->copy);
     free(a);
 }
@@ -134,6 +135,7 @@ int devrt_hip_attach(hipModule_t module, const struct devrt_device_options *opti
     if (!a)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for an attachment");
     a->module = module;
+    pthread_mutex_init(&a->staging.lock, NULL);
     int warp = 0;
     hipError_t r = devrt_hip.hipGetDevice(&a->device);
     if (r == hipSuccess)
@@ -141,11 +143,12 @@ int devrt_hip_attach(hipModule_t module, const struct devrt_device_options *opti
     if (r == hipSuccess)
         r = devrt_hip.hipStreamCreateWithFlags(&a->copy, hipStreamNonBlocking);
     if (r != hipSuccess) {
+        pthread_mutex_destroy(&a->staging.lock);
         free(a);
         return devrt_hip_failed(DEVRT_ERROR_BACKEND, r, "devrt_hip_attach: the current device");
     }
 #ifdef DEVRT_HAVE_HSA
-    a->staging = hip_alloc_host(a, DEVRT_HIP_STAGING);
+    a->staging.buffer = hip_alloc_host(a, DEVRT_HIP_STAGING);
 #endif
     char name[64];
     snprintf(name, sizeof name, "HIP module %p", (void *)module);

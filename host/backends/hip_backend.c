@@ -24,6 +24,7 @@
 
 #include "hip_library.h"
 #include "backend.h"
+#include "kernel_cache.h"
 #include "codeobject.h"
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -38,7 +39,7 @@ struct hip_backend {
     hipEvent_t *events; /* spare events for launches (under the launches' lock) */
     size_t event_count, event_capacity;
     bool zero_pending; /* a fill is queued on the copy stream and not yet waited for */
-    void *staging;     /* pinned: reads of what only the HSA runtime knows */
+    struct devrt_hip_staging staging; /* reads of what only the HSA runtime knows */
     /* The state variables of loaded modules, which HIP's pointer queries do not know. */
     pthread_mutex_t states_lock;
     uintptr_t *states; /* 0: a free entry */
@@ -48,15 +49,9 @@ struct hip_backend {
     size_t memory_bytes;
 };
 
-struct hip_kernel {
-    char *name;
-    hipFunction_t function;
-};
-
 struct hip_module {
     hipModule_t module; /* from the module's image, which outlives it (module.c) */
-    struct hip_kernel *kernels;
-    size_t kernel_count;
+    struct devrt_kernel_cache kernels;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     struct devrt_amdgpu_metadata *metadata; /* NULL: the image has none devrt can read */
 #endif
@@ -158,7 +153,7 @@ static int copy(devrt_device *device, void *dst, const void *src, size_t size)
     bool known = devrt_hip_known(src, size) || devrt_hip_known(dst, size) ||
                  is_state(b, src, size) || is_state(b, dst, size);
     if (!known)
-        return devrt_hip_read_through_hsa(b->staging, dst, src, size);
+        return devrt_hip_read_through_hsa(&b->staging, dst, src, size);
     if (devrt_hip.hipMemcpyWithStream(dst, src, size, hipMemcpyDefault, b->copy) != hipSuccess ||
         devrt_hip.hipStreamSynchronize(b->copy) != hipSuccess)
         return -1;
@@ -181,8 +176,9 @@ static void release_backend(struct hip_backend *b)
     for (size_t i = 0; i < b->event_count; ++i)
         devrt_hip.hipEventDestroy(b->events[i]);
     free(b->events);
-    if (b->staging)
-        devrt_hip.hipHostFree(b->staging);
+    if (b->staging.buffer)
+        devrt_hip.hipHostFree(b->staging.buffer);
+    pthread_mutex_destroy(&b->staging.lock);
     if (b->launch)
         devrt_hip.hipStreamDestroy(b->launch);
     if (b->copy)
@@ -208,6 +204,7 @@ static int hip_open(devrt_device *device, int index)
     if (!b)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for the HIP backend");
     pthread_mutex_init(&b->states_lock, NULL);
+    pthread_mutex_init(&b->staging.lock, NULL);
     b->device = index;
     int warp = 0;
     hipDeviceProp_t properties;
@@ -233,10 +230,10 @@ static int hip_open(devrt_device *device, int index)
     b->memory_bytes = properties.totalGlobalMem;
     devrt_device_set_backend_state(device, b);
     devrt_device_set_wave_size(device, (uint32_t)warp);
-    b->staging = devrt_hip_map_host(DEVRT_HIP_STAGING);
+    b->staging.buffer = devrt_hip_map_host(DEVRT_HIP_STAGING);
     struct devrt_rpc_doorbell *doorbell = hip_alloc(device, sizeof *doorbell, DEVRT_MEMORY_HOST);
     devrt_device_set_doorbell(device, doorbell);
-    if (!doorbell || !b->staging) {
+    if (!doorbell || !b->staging.buffer) {
         hip_free(device, doorbell, DEVRT_MEMORY_HOST);
         devrt_device_set_doorbell(device, NULL);
         release_backend(b);
@@ -259,9 +256,7 @@ static void free_module(struct hip_module *m)
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     devrt_amdgpu_metadata_free(m->metadata);
 #endif
-    for (size_t i = 0; i < m->kernel_count; ++i)
-        free(m->kernels[i].name);
-    free(m->kernels);
+    devrt_kernel_cache_free(&m->kernels);
     free(m);
 }
 
@@ -273,6 +268,7 @@ static int hip_load(devrt_module *module, struct devrt_state ***state_variable)
     struct hip_module *m = calloc(1, sizeof *m);
     if (!m)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a module");
+    devrt_kernel_cache_init(&m->kernels);
     int status = DEVRT_ERROR_IMAGE;
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
     /* The arguments' sizes, for devrt_launch's checks; an image without it is HIP's to judge. */
@@ -325,24 +321,19 @@ static void hip_unload(devrt_module *module)
 }
 
 /* The kernel, looked up in HIP on its first launch only. */
-static int find_kernel(devrt_module *module, const char *kernel, struct hip_kernel **out)
+static int find_kernel(devrt_module *module, const char *kernel, struct devrt_kernel_entry **out)
 {
     struct hip_module *m = devrt_module_backend_state(module);
-    for (size_t i = 0; i < m->kernel_count; ++i)
-        if (!strcmp(m->kernels[i].name, kernel))
-            return *out = &m->kernels[i], DEVRT_SUCCESS;
-    hipFunction_t function;
-    if (devrt_hip.hipModuleGetFunction(&function, m->module, kernel) != hipSuccess)
-        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
-                          kernel);
-    struct hip_kernel *grown = realloc(m->kernels, (m->kernel_count + 1) * sizeof *grown);
-    char *name = grown ? strdup(kernel) : NULL;
-    if (grown)
-        m->kernels = grown;
-    if (!name)
-        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for kernel %s", kernel);
-    struct hip_kernel *k = &m->kernels[m->kernel_count++];
-    *k = (struct hip_kernel){.name = name, .function = function};
+    struct devrt_kernel_entry *k = devrt_kernel_cache_find(&m->kernels, kernel);
+    if (!k) {
+        hipFunction_t function;
+        if (devrt_hip.hipModuleGetFunction(&function, m->module, kernel) != hipSuccess)
+            return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", devrt_module_path(module),
+                              kernel);
+        k = devrt_kernel_cache_add(&m->kernels, kernel, function, NULL, 0);
+        if (!k)
+            return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for kernel %s", kernel);
+    }
     *out = k;
     return DEVRT_SUCCESS;
 }
@@ -376,7 +367,7 @@ static hipEvent_t take_event(struct hip_backend *b)
 static int hip_describe_kernel(devrt_module *module, const char *kernel,
                                struct devrt_kernel_description *description)
 {
-    struct hip_kernel *k;
+    struct devrt_kernel_entry *k;
     int status = find_kernel(module, kernel, &k);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -456,7 +447,7 @@ static int hip_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
     devrt_module *module = entry->module;
     struct hip_backend *b = bind(devrt_module_device(module));
     hipStream_t stream = stream_of(entry);
-    struct hip_kernel *k = NULL;
+    struct devrt_kernel_entry *k = NULL;
     int status = find_kernel(module, entry->kernel, &k);
     if (status != DEVRT_SUCCESS)
         return status;
@@ -468,10 +459,10 @@ static int hip_submit(struct devrt_launch_entry *entry, const struct devrt_arg *
     void *params[arg_count ? arg_count : 1];
     for (size_t i = 0; i < arg_count; ++i)
         params[i] = (void *)devrt_arg_data(&args[i]); /* HIP copies each at launch */
-    r = devrt_hip.hipModuleLaunchKernel(k->function, entry->config.grid[0], entry->config.grid[1],
-                                        entry->config.grid[2], entry->config.block[0],
-                                        entry->config.block[1], entry->config.block[2], 0, stream,
-                                        params, NULL);
+    r = devrt_hip.hipModuleLaunchKernel((hipFunction_t)k->function, entry->config.grid[0],
+                                        entry->config.grid[1], entry->config.grid[2],
+                                        entry->config.block[0], entry->config.block[1],
+                                        entry->config.block[2], 0, stream, params, NULL);
     if (r != hipSuccess)
         return devrt_hip_failed(DEVRT_ERROR_LAUNCH, r, entry->kernel);
     entry->backend[0] = NULL;

@@ -85,10 +85,11 @@ bool devrt_hip_known(const void *address, size_t size)
     return p >= s && size <= length && p - s <= length - size;
 }
 
-int devrt_hip_read_through_hsa(void *staging, void *dst, const void *src, size_t size)
+int devrt_hip_read_through_hsa(struct devrt_hip_staging *staging, void *dst, const void *src,
+                               size_t size)
 {
 #ifdef DEVRT_HAVE_HSA
-    if (!devrt_hip.pointer_info || !devrt_hip.memory_copy || !staging)
+    if (!devrt_hip.pointer_info || !devrt_hip.memory_copy || !staging->buffer)
         return -1;
     hsa_amd_pointer_info_t info = {.size = sizeof info};
     if (devrt_hip.pointer_info(src, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
@@ -99,13 +100,18 @@ int devrt_hip_read_through_hsa(void *staging, void *dst, const void *src, size_t
     case DEVRT_HSA_ACCESS_HOST: memcpy(dst, host, size); return 0;
     case DEVRT_HSA_ACCESS_DEVICE: break;
     }
-    for (size_t done = 0; done < size; done += DEVRT_HIP_STAGING) {
+    int status = 0;
+    pthread_mutex_lock(&staging->lock);
+    for (size_t done = 0; done < size && status == 0; done += DEVRT_HIP_STAGING) {
         size_t n = size - done < DEVRT_HIP_STAGING ? size - done : DEVRT_HIP_STAGING;
-        if (devrt_hip.memory_copy(staging, (const char *)src + done, n) != HSA_STATUS_SUCCESS)
-            return -1;
-        memcpy((char *)dst + done, staging, n);
+        if (devrt_hip.memory_copy(staging->buffer, (const char *)src + done, n) ==
+            HSA_STATUS_SUCCESS)
+            memcpy((char *)dst + done, staging->buffer, n);
+        else
+            status = -1;
     }
-    return 0;
+    pthread_mutex_unlock(&staging->lock);
+    return status;
 #else
     (void)staging;
     (void)dst;

@@ -7,6 +7,7 @@
 #ifndef DEVRT_HIP_LIBRARY_H
 #define DEVRT_HIP_LIBRARY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,12 +97,17 @@ __attribute__((visibility("hidden"))) bool devrt_hip_known(const void *address, 
 /*
  * HIP does not know the rest of a code object's memory (its string literals); the HSA
  * runtime beneath it does (it loaded the code object). A read of such memory into DST,
- * devrt's host memory, through STAGING, a pinned buffer of DEVRT_HIP_STAGING bytes, when
- * hsa_amd_pointer_info places the whole range in one of its allocations; else -1, since the
- * address may come from the device.
+ * devrt's host memory, through STAGING's pinned buffer, when hsa_amd_pointer_info places
+ * the whole range in one of its allocations; else -1, since the address may come from the
+ * device. Any thread may read: one read at a time has the buffer.
  */
 #define DEVRT_HIP_STAGING 4096u
-__attribute__((visibility("hidden"))) int devrt_hip_read_through_hsa(void *staging, void *dst,
-                                                                     const void *src, size_t size);
+struct devrt_hip_staging {
+    pthread_mutex_t lock;
+    void *buffer; /* DEVRT_HIP_STAGING bytes, pinned; NULL: none */
+};
+__attribute__((visibility("hidden"))) int
+devrt_hip_read_through_hsa(struct devrt_hip_staging *staging, void *dst, const void *src,
+                           size_t size);
 
 #endif

@@ -72,25 +72,33 @@ static struct {
     unsigned count;
 } calls[64];
 
+/* Calls come from every thread of the program: the table has a lock. */
+static pthread_mutex_t calls_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void record(const char *name)
 {
+    pthread_mutex_lock(&calls_lock);
     for (size_t i = 0; i < sizeof calls / sizeof *calls; ++i) {
         if (!calls[i].name)
             calls[i].name = name;
         if (!strcmp(calls[i].name, name)) {
-            __atomic_fetch_add(&calls[i].count, 1u, __ATOMIC_RELAXED);
-            return;
+            calls[i].count++;
+            break;
         }
     }
+    pthread_mutex_unlock(&calls_lock);
 }
 
 unsigned fake_hip_calls(const char *name);
 unsigned fake_hip_calls(const char *name)
 {
+    unsigned count = 0;
+    pthread_mutex_lock(&calls_lock);
     for (size_t i = 0; i < sizeof calls / sizeof *calls && calls[i].name; ++i)
         if (!strcmp(calls[i].name, name))
-            return calls[i].count;
-    return 0;
+            count = calls[i].count;
+    pthread_mutex_unlock(&calls_lock);
+    return count;
 }
 
 size_t fake_hip_live_allocations(void);
@@ -188,25 +196,33 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
-/* Queues OP on STREAM, starting its thread on the first. */
+/* Whether STREAM's queue has a thread: it has had an operation. */
+static bool started(hipStream_t stream)
+{
+    pthread_mutex_lock(&stream->lock);
+    bool on = stream->started;
+    pthread_mutex_unlock(&stream->lock);
+    return on;
+}
+
+/* Queues OP on STREAM, starting its thread on the first (under the lock: any thread may). */
 static hipError_t queue(hipStream_t stream, struct op *op)
 {
     if (!stream || !(stream->flags & hipStreamNonBlocking)) {
         free(op);
         return hipErrorInvalidHandle; /* devrt's queues never synchronize with the null stream */
     }
+    pthread_mutex_lock(&stream->lock);
     if (!stream->started) {
-        pthread_mutex_init(&stream->lock, NULL);
-        pthread_cond_init(&stream->changed, NULL);
         pthread_t thread;
         if (pthread_create(&thread, NULL, stream_main, stream) != 0) {
+            pthread_mutex_unlock(&stream->lock);
             free(op);
             return hipErrorOutOfMemory;
         }
         pthread_detach(thread);
         stream->started = true;
     }
-    pthread_mutex_lock(&stream->lock);
     if (stream->tail)
         stream->tail->next = op;
     else
@@ -229,7 +245,7 @@ static hipError_t drain(hipStream_t stream)
 
 static bool idle(hipStream_t stream, uint64_t until)
 {
-    if (!stream || !stream->started)
+    if (!stream || !started(stream))
         return true;
     pthread_mutex_lock(&stream->lock);
     bool done = stream->done >= until;
@@ -240,7 +256,7 @@ static bool idle(hipStream_t stream, uint64_t until)
 hipError_t hipStreamQuery(hipStream_t stream)
 {
     record(__func__);
-    if (!stream || !stream->started)
+    if (!stream || !started(stream))
         return hipSuccess;
     pthread_mutex_lock(&stream->lock);
     bool done = stream->done >= stream->queued;
@@ -267,7 +283,7 @@ hipError_t hipEventDestroy(hipEvent_t event)
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
     record(__func__);
-    if (!stream || !stream->started) {
+    if (!stream || !started(stream)) {
         event->stream = NULL;
         return hipSuccess;
     }
@@ -439,6 +455,8 @@ hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
     record(__func__);
     *stream = calloc(1, sizeof **stream);
     (*stream)->flags = flags;
+    pthread_mutex_init(&(*stream)->lock, NULL);
+    pthread_cond_init(&(*stream)->changed, NULL);
     return hipSuccess;
 }
 
@@ -450,7 +468,9 @@ hipError_t hipStreamCreate(hipStream_t *stream)
 hipError_t hipStreamDestroy(hipStream_t stream)
 {
     record(__func__);
-    if (!stream->started) {
+    if (!started(stream)) {
+        pthread_cond_destroy(&stream->changed);
+        pthread_mutex_destroy(&stream->lock);
         free(stream);
         return hipSuccess;
     }
@@ -466,7 +486,7 @@ hipError_t hipStreamDestroy(hipStream_t stream)
 hipError_t hipStreamSynchronize(hipStream_t stream)
 {
     record(__func__);
-    if (stream && stream->started)
+    if (stream && started(stream))
         return drain(stream);
     if (!stream || !(stream->flags & hipStreamNonBlocking))
         fake_gpu_synchronize();
@@ -694,7 +714,7 @@ hipError_t hipMemcpyWithStream(void *dst, const void *src, size_t size, hipMemcp
         record("blocking copy");
         return hipErrorNotReady;
     }
-    if (stream->started)
+    if (started(stream))
         drain(stream); /* hipMemcpyWithStream copies after what the stream holds */
     return fake_gpu_copy(dst, src, size) == 0 ? hipSuccess : hipErrorInvalidValue;
 }
