@@ -126,7 +126,7 @@ pkgconfig)
     cp -r "$examples/hello" "$work"
     pcdir=$(dirname "$(find "$3" -name devrt.pc -path '*pkgconfig*' | head -1)")
     [[ -f $pcdir/devrt.pc ]] || fail "no devrt.pc under $3"
-    PKG_CONFIG_PATH=$pcdir make -C "$work" all hello_kernels.gfx90a.hsaco
+    PKG_CONFIG_PATH=$pcdir make -C "$work" all hello_static hello_kernels.gfx90a.hsaco
     "$work/hello" "$work/hello_kernels.so"
     # devrt-static.pc links the runtime in; `--static devrt` (the control) does not.
     needs() { readelf -d "$1" | grep -q 'NEEDED.*libdevrt\.so'; }
