@@ -90,17 +90,19 @@ static void record_request_error(devrt_module *module, uint32_t port, const char
 }
 
 /*
- * The one-word replies (DEVRT_RPC_WANT_WORD) of the request `tag` names, written after
+ * The one-word replies (DEVRT_RPC_WANT_WORD) of the request `tag` names, the first word of
+ * each lane's reply packet (0 if it was refused, when REPLY holds nothing), written after
  * everything else the server writes to the buffer: each half's release store pairs with
  * the acquire fence that follows the polling lane's load of it, and a lane that sees its
  * reply owns the port again (rpc.h).
  */
 static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32_t tag,
-                         bool refused, const uint64_t *words)
+                         const struct devrt_rpc_packet *reply)
 {
+    bool refused = devrt_rpc_tag_status(tag) != DEVRT_RPC_OK;
     for (; lanes; lanes &= lanes - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
-        uint64_t word = refused ? 0 : words[lane];
+        uint64_t word = refused ? 0 : reply[lane].word[0];
         __atomic_store_n(&buffer->reply[lane].half[0], devrt_rpc_reply_half(tag, (uint32_t)word),
                          __ATOMIC_RELEASE);
         __atomic_store_n(&buffer->reply[lane].half[1],
@@ -131,7 +133,9 @@ static bool serve_port(devrt_module *module, uint32_t index)
 
     char why[256];
     uint32_t status = DEVRT_RPC_OK;
-    uint64_t words[DEVRT_RPC_MAX_LANES]; /* the replies of DEVRT_RPC_WANT_WORD */
+    /* The handler's replies; only the lanes of an accepted request are zeroed, read or
+       written back. */
+    struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
     const char *error =
         devrt_message_accept_packet(module, port, &header, buffer->packet, why, sizeof why);
     if (error) {
@@ -140,8 +144,6 @@ static bool serve_port(devrt_module *module, uint32_t index)
         if (!devrt_faults_keep_refused(&module->device->server))
             devrt_message_forget(&module->device->server, port);
     } else if (!(header.flags & DEVRT_RPC_MORE)) {
-        /* Only the lanes of the request are zeroed, read or written back. */
-        struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
         for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
             reply[__builtin_ctzll(lanes)] = (struct devrt_rpc_packet){0};
         struct devrt_request request = {
@@ -158,12 +160,9 @@ static bool serve_port(devrt_module *module, uint32_t index)
             record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
             status = DEVRT_RPC_REFUSED;
         }
-        for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1) {
-            uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
-            if (header.flags & DEVRT_RPC_WANT_REPLY)
-                buffer->packet[lane] = reply[lane];
-            words[lane] = reply[lane].word[0];
-        }
+        if (header.flags & DEVRT_RPC_WANT_REPLY)
+            for (uint64_t lanes = port->lane_mask; lanes; lanes &= lanes - 1)
+                buffer->packet[__builtin_ctzll(lanes)] = reply[__builtin_ctzll(lanes)];
         devrt_message_forget(&module->device->server, port);
     }
     /* Delays and stalls of the hand-back come before either of its forms. */
@@ -173,8 +172,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
      * of 64, more than the wave may have): those lanes are polling their slots.
      */
     if ((header.flags & (DEVRT_RPC_MORE | DEVRT_RPC_WANT_WORD)) == DEVRT_RPC_WANT_WORD)
-        answer_words(buffer, header.lane_mask, devrt_rpc_tag(outbox, status),
-                     status != DEVRT_RPC_OK, words);
+        answer_words(buffer, header.lane_mask, devrt_rpc_tag(outbox, status), reply);
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, outbox, status),
                      __ATOMIC_RELEASE);
     module->packets_taken++;
