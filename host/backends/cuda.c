@@ -656,15 +656,27 @@ static CUstream stream_of(const struct devrt_launch_entry *entry)
     return b->launch;
 }
 
-/* BEFORE's event, where it has one: a synchronous launch without a timeout has none, and
-   its stream's own order is enough then. */
+/*
+ * After BEFORE, by its event. A synchronous launch without a timeout has none (its wait is
+ * its stream's): an event recorded on its stream now stands for it, since its kernel is
+ * queued there already; what another thread queued there after it is waited for too,
+ * which orders more than needed and never less. The wait keeps the record it was given,
+ * so the event goes back to the spares at once. Under the launches' lock.
+ */
 static int cuda_order_after(struct devrt_launch_entry *entry,
                             const struct devrt_launch_entry *before)
 {
-    bind(devrt_module_device(entry->module));
-    CUresult r = before->backend[0]
-                     ? cu.cuStreamWaitEvent(stream_of(entry), (CUevent)before->backend[0], 0)
-                     : CUDA_SUCCESS;
+    struct cuda_backend *b = bind(devrt_module_device(entry->module));
+    CUevent event = before->backend[0], stand_in = NULL;
+    CUresult r = CUDA_SUCCESS;
+    if (!event) {
+        stand_in = event = take_event(b);
+        r = event ? cu.cuEventRecord(event, stream_of(before)) : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (r == CUDA_SUCCESS)
+        r = cu.cuStreamWaitEvent(stream_of(entry), event, 0);
+    if (stand_in)
+        give_event(b, stand_in);
     if (r != CUDA_SUCCESS)
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     return DEVRT_SUCCESS;

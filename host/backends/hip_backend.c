@@ -406,15 +406,21 @@ static hipStream_t stream_of(const struct devrt_launch_entry *entry)
     return b->launch;
 }
 
-/* As CUDA's: BEFORE's event, where it has one. */
+/* As CUDA's: BEFORE's event, or one recorded on its stream now for a launch without one. */
 static int hip_order_after(struct devrt_launch_entry *entry,
                            const struct devrt_launch_entry *before)
 {
-    bind(devrt_module_device(entry->module));
-    hipError_t r =
-        before->backend[0]
-            ? devrt_hip.hipStreamWaitEvent(stream_of(entry), (hipEvent_t)before->backend[0], 0)
-            : hipSuccess;
+    struct hip_backend *b = bind(devrt_module_device(entry->module));
+    hipEvent_t event = before->backend[0], stand_in = NULL;
+    hipError_t r = hipSuccess;
+    if (!event) {
+        stand_in = event = take_event(b);
+        r = event ? devrt_hip.hipEventRecord(event, stream_of(before)) : hipErrorOutOfMemory;
+    }
+    if (r == hipSuccess)
+        r = devrt_hip.hipStreamWaitEvent(stream_of(entry), event, 0);
+    if (stand_in)
+        give_event(b, stand_in);
     if (r != hipSuccess)
         return devrt_hip_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     return DEVRT_SUCCESS;

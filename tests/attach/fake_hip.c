@@ -318,7 +318,9 @@ hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int
     record(__func__);
     if (flags)
         return hipErrorInvalidValue;
-    if (!event->stream || event->stream == stream)
+    /* A control ($DEVRT_HIPFAKE_PLANT=drop_waits): a backend that orders nothing. */
+    const char *plant = getenv("DEVRT_HIPFAKE_PLANT");
+    if (!event->stream || event->stream == stream || (plant && !strcmp(plant, "drop_waits")))
         return hipSuccess;
     struct op *op = calloc(1, sizeof *op);
     op->kind = OP_WAIT;

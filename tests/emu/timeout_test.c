@@ -21,8 +21,10 @@
  * with (SIGRTMIN + 4) still gets the signals sent to the program's own threads after a
  * launch with a timeout has installed the emulation's.
  * unload_runaway: the module unloaded under its runaway spin (test_unload_runaway).
+ * after_sync: no timeout; the spin launched synchronously by one thread, mark by another on
+ * a stream of its own, which must wait for the spin (test_after_sync).
  * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|other_stream|
- * other_stream_control|program_signal|unload_runaway
+ * other_stream_control|program_signal|unload_runaway|after_sync
  * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
  * came, for docs/reliability.md.
  */
@@ -43,6 +45,9 @@
 #define TIMEOUT_NS 2000000000ull
 /* How long a launch that nothing holds back may take to start before the test gives up. */
 #define MARK_WAIT_MS 30000u
+/* How long after_sync's mark is watched while the spin runs: where nothing orders it, a
+   lane starts well within this on a loaded machine under a sanitizer. */
+#define SYNC_WATCH_MS 1000u
 
 static devrt_device *device;
 static devrt_module *module;
@@ -257,6 +262,78 @@ static void test_unload_runaway(const char *image)
     check_usable(left ? LANES : 0);
 }
 
+static void *launch_spin_thread(void *status)
+{
+    *(int *)status = launch_spin(0);
+    return NULL;
+}
+
+/* after_sync's watch: mark's lanes seen SYNC_WATCH_MS after the spin started, then the
+   spin's release (on HSA the call that queues mark returns only after that). */
+static void *watch_then_release(void *marked)
+{
+    struct timespec pause = {SYNC_WATCH_MS / 1000, SYNC_WATCH_MS % 1000 * 1000000};
+    nanosleep(&pause, NULL);
+    *(uint32_t *)marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * A synchronous launch without a timeout, which CUDA and HIP wait for on its stream and
+ * give no event, is still ordered before the module's next launch on another stream: mark,
+ * queued while the spin runs, must not start until the spin is released. (The control,
+ * hipfake.control.drop_waits, loses HIP's stream waits; mark then starts at once.)
+ */
+static void test_after_sync(void)
+{
+    pthread_t spinner, watcher;
+    int spin_status = -1;
+    uint32_t marked_while_spinning = 0;
+    devrt_stream *stream = NULL;
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "a stream: %s",
+          devrt_last_error());
+    if (!stream || pthread_create(&spinner, NULL, launch_spin_thread, &spin_status) != 0)
+        return;
+    /* Every lane has printed: the spin runs (or the test says it never started). */
+    uint32_t waited_ms = 0;
+    while (__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) < LANES && waited_ms < MARK_WAIT_MS) {
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        waited_ms += 10;
+    }
+    CHECK(words[2] == LANES, "%u lanes of the spin printed within %u ms, expected %u", words[2],
+          MARK_WAIT_MS, LANES);
+    if (pthread_create(&watcher, NULL, watch_then_release, &marked_while_spinning) != 0) {
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+        pthread_join(spinner, NULL);
+        return;
+    }
+    const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    uint64_t id = 0;
+    int status = devrt_launch_async(module, "mark", &config, args, 1, stream, &id);
+    CHECK(status == DEVRT_SUCCESS, "mark: %s", devrt_last_error());
+    if (id) {
+        status = devrt_launch_wait(device, id, NULL);
+        CHECK(status == DEVRT_SUCCESS, "mark's wait: %s", devrt_last_error());
+    }
+    pthread_join(watcher, NULL);
+    pthread_join(spinner, NULL);
+    printf("%u ms after the synchronous spin started, mark of the same module on another "
+           "stream: %u lane%s started\n",
+           SYNC_WATCH_MS, marked_while_spinning, marked_while_spinning == 1 ? "" : "s");
+    CHECK(marked_while_spinning == 0,
+          "mark started while the synchronous spin of its module ran (%u lane)",
+          marked_while_spinning);
+    CHECK(spin_status == DEVRT_SUCCESS, "the spin: status %d (%s)", spin_status,
+          devrt_status_string(spin_status));
+    CHECK(words[1] == LANES && words[3] == 1,
+          "%u lanes of the spin and %u of mark ran, expected %u and 1", words[1], words[3], LANES);
+    check_output();
+    devrt_stream_destroy(stream);
+}
+
 static volatile sig_atomic_t program_signals;
 
 static void count_signal(int signal)
@@ -296,8 +373,8 @@ static void test_in_time(void)
 int main(int argc, char **argv)
 {
     static const char *const tests[] = {
-        "fires",        "fires_in_wave",        "in_time",        "after",         "after_control",
-        "other_stream", "other_stream_control", "program_signal", "unload_runaway"};
+        "fires",        "fires_in_wave",        "in_time",        "after",          "after_control",
+        "other_stream", "other_stream_control", "program_signal", "unload_runaway", "after_sync"};
     const char *test = argc > 2 ? argv[2] : "";
     size_t known = 0;
     while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
@@ -305,7 +382,7 @@ int main(int argc, char **argv)
     if (argc < 3 || known == sizeof tests / sizeof *tests) {
         fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
                         "after_control|other_stream|other_stream_control|program_signal|"
-                        "unload_runaway [emu|hsa|cuda]\n");
+                        "unload_runaway|after_sync [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -327,6 +404,8 @@ int main(int argc, char **argv)
         test_program_signal();
     else if (!strcmp(test, "unload_runaway"))
         test_unload_runaway(argv[1]);
+    else if (!strcmp(test, "after_sync"))
+        test_after_sync();
     else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
         test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else
