@@ -86,7 +86,8 @@ struct devrt_launch_entry {
     struct devrt_arg *args;
     size_t arg_count;
     bool ran;
-    bool taken; /* a wait has it */
+    bool taken;     /* a wait has it */
+    bool detaching; /* the module's unload concludes it; a wait waits for that */
     int run_status;
     char *run_error;
     /* Set once the report is made, when the module is unloaded before the wait: */

@@ -531,6 +531,8 @@ static int take(struct devrt_launch_entry *e, struct devrt_launch_report *report
     }
     pthread_mutex_lock(&l->lock);
     unlink_entry(device, e);
+    /* An unload waiting for the wait that had E (devrt_launches_detach) looks again. */
+    pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&l->lock);
     free_entry(e);
     return status;
@@ -547,6 +549,12 @@ bool devrt_launches_detach(devrt_module *module)
             e = e->link[DEVRT_LAUNCHES_OF_DEVICE].next;
         if (!e)
             break;
+        /* A wait has it and concludes it: once that wait has unlinked it, look again. */
+        if (e->taken) {
+            pthread_cond_wait(&l->changed, &l->lock);
+            continue;
+        }
+        e->detaching = true;
         pthread_mutex_unlock(&l->lock);
         struct devrt_launch_report *result = calloc(1, sizeof *result);
         int status = conclude(e, result);
@@ -558,6 +566,8 @@ bool devrt_launches_detach(devrt_module *module)
         e->status = status;
         e->result = result;
         e->module = NULL;
+        e->detaching = false;
+        pthread_cond_broadcast(&l->changed);
     }
     /*
      * The module's code and memory go next: a kernel that runs on past its timeout must end
@@ -750,9 +760,16 @@ int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch_wait: no device");
     struct devrt_launches *l = &device->launches;
     pthread_mutex_lock(&l->lock);
-    struct devrt_launch_entry *e = l->launches.head;
-    while (e && e->id != launch)
-        e = e->link[DEVRT_LAUNCHES_OF_DEVICE].next;
+    struct devrt_launch_entry *e;
+    for (;;) {
+        e = l->launches.head;
+        while (e && e->id != launch)
+            e = e->link[DEVRT_LAUNCHES_OF_DEVICE].next;
+        /* Its module's unload concludes it: the report is ours once that is done. */
+        if (!e || !e->detaching)
+            break;
+        pthread_cond_wait(&l->changed, &l->lock);
+    }
     bool waitable = e && !e->taken;
     if (waitable)
         e->taken = true;
@@ -783,6 +800,11 @@ int devrt_stream_wait(devrt_device *device, devrt_stream *stream,
         struct devrt_launch_entry *e = s ? s->launches.head : NULL;
         while (e && e->taken)
             e = e->link[DEVRT_LAUNCHES_OF_STREAM].next;
+        if (e && e->id <= last && e->detaching) {
+            pthread_cond_wait(&l->changed, &l->lock); /* as in devrt_launch_wait */
+            pthread_mutex_unlock(&l->lock);
+            continue;
+        }
         if (e && e->id <= last)
             e->taken = true;
         else

@@ -23,11 +23,14 @@
  * unload_runaway: the module unloaded under its runaway spin (test_unload_runaway).
  * after_sync: no timeout; the spin launched synchronously by one thread, mark by another on
  * a stream of its own, which must wait for the spin (test_after_sync).
+ * unload_while_waited: the module unloaded by one thread while another waits for its spin
+ * (test_unload_while_waited).
  * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|other_stream|
- * other_stream_control|program_signal|unload_runaway|after_sync
+ * other_stream_control|program_signal|unload_runaway|after_sync|unload_while_waited
  * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
  * came, for docs/reliability.md.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -334,6 +337,71 @@ static void test_after_sync(void)
     devrt_stream_destroy(stream);
 }
 
+struct waited_launch {
+    uint64_t id;
+    int status;
+    struct devrt_launch_report report;
+};
+
+static void *wait_for_launch(void *arg)
+{
+    struct waited_launch *w = arg;
+    w->status = devrt_launch_wait(device, w->id, &w->report);
+    return NULL;
+}
+
+static void *unload_module(void *unused)
+{
+    (void)unused;
+    devrt_module_unload(module);
+    return NULL;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec pause = {ms / 1000, ms % 1000 * 1000000};
+    nanosleep(&pause, NULL);
+}
+
+/*
+ * One thread waits for the spin's launch; then another unloads the module, whose unload
+ * concludes the launches still in flight. The launch is concluded once, by the wait that
+ * has it: the unload waits for that wait, and the wait gets the launch's report. (Concluded
+ * twice, its backend hold is released twice and its entry used after it is freed.)
+ */
+static void test_unload_while_waited(void)
+{
+    const struct devrt_launch_config config = {.grid = {LANES / block, 1, 1},
+                                               .block = {block, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                               DEVRT_ARG_PTR(&words[2])};
+    struct waited_launch w = {.status = -1};
+    pthread_t waiter, unloader;
+    int status = devrt_launch_async(module, "spin", &config, args, 3, NULL, &w.id);
+    CHECK(status == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    if (status != DEVRT_SUCCESS || pthread_create(&waiter, NULL, wait_for_launch, &w) != 0)
+        return;
+    /* Both are under way before the release: the wait, then the unload. */
+    pause_ms(200);
+    bool unloading = pthread_create(&unloader, NULL, unload_module, NULL) == 0;
+    pause_ms(200);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    pthread_join(waiter, NULL);
+    if (unloading) {
+        pthread_join(unloader, NULL);
+        module = NULL;
+    }
+    CHECK(w.status == DEVRT_SUCCESS, "the wait: status %d (%s)", w.status,
+          devrt_status_string(w.status));
+    CHECK(w.report.launch == 0 || w.report.launch == w.id, "the report names launch %" PRIu64,
+          w.report.launch);
+    CHECK(words[1] == LANES, "%u lanes of the spin ran, expected %u", words[1], LANES);
+    status = devrt_launch_wait(device, w.id, NULL);
+    CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT, "a second wait: status %d, expected %d", status,
+          DEVRT_ERROR_INVALID_ARGUMENT);
+    check_output();
+}
+
 static volatile sig_atomic_t program_signals;
 
 static void count_signal(int signal)
@@ -372,9 +440,17 @@ static void test_in_time(void)
 
 int main(int argc, char **argv)
 {
-    static const char *const tests[] = {
-        "fires",        "fires_in_wave",        "in_time",        "after",          "after_control",
-        "other_stream", "other_stream_control", "program_signal", "unload_runaway", "after_sync"};
+    static const char *const tests[] = {"fires",
+                                        "fires_in_wave",
+                                        "in_time",
+                                        "after",
+                                        "after_control",
+                                        "other_stream",
+                                        "other_stream_control",
+                                        "program_signal",
+                                        "unload_runaway",
+                                        "after_sync",
+                                        "unload_while_waited"};
     const char *test = argc > 2 ? argv[2] : "";
     size_t known = 0;
     while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
@@ -382,7 +458,7 @@ int main(int argc, char **argv)
     if (argc < 3 || known == sizeof tests / sizeof *tests) {
         fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
                         "after_control|other_stream|other_stream_control|program_signal|"
-                        "unload_runaway|after_sync [emu|hsa|cuda]\n");
+                        "unload_runaway|after_sync|unload_while_waited [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -406,6 +482,8 @@ int main(int argc, char **argv)
         test_unload_runaway(argv[1]);
     else if (!strcmp(test, "after_sync"))
         test_after_sync();
+    else if (!strcmp(test, "unload_while_waited"))
+        test_unload_while_waited();
     else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
         test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else
