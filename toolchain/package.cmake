@@ -53,6 +53,15 @@ install(FILES
 install(FILES toolchain/llvm.cmake DESTINATION ${cmake_dir} RENAME devrtLLVM.cmake)
 install(FILES toolchain/kernels.cmake DESTINATION ${cmake_dir} RENAME devrtKernels.cmake)
 
+# The bitcode variables of the .pc files name only what this build installs: LLVM 16 makes
+# no nvptx bitcode, and a build without device code none at all (then they are empty).
+foreach(kind amdgcn nvptx)
+  string(TOUPPER "${kind}" upper)
+  set(DEVRT_PC_${upper}_BITCODE "")
+  if(TARGET devrt_${kind}_bitcode)
+    set(DEVRT_PC_${upper}_BITCODE "\${libdir}/devrt/llvm-${DEVRT_LLVM_VERSION}/devrt-${kind}.bc")
+  endif()
+endforeach()
 configure_file(toolchain/package/devrt.pc.in "${PROJECT_BINARY_DIR}/package/devrt.pc" @ONLY)
 foreach(archive host_stubs shield emu)
   if(archive STREQUAL host_stubs)
