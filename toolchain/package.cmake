@@ -10,7 +10,8 @@ set(DEVRT_BITCODE_ROOT "${CMAKE_INSTALL_LIBDIR}/devrt")
 set(doc_dir "${CMAKE_INSTALL_DATADIR}/doc/devrt")
 
 install(DIRECTORY include/devrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES LICENSE README.md DESTINATION ${doc_dir})
+# CHANGES.md too: the README links it, and says where the version's changes are.
+install(FILES LICENSE README.md CHANGES.md DESTINATION ${doc_dir})
 # The documents beside the README, where its links point (docs/...).
 install(DIRECTORY docs/ DESTINATION ${doc_dir}/docs)
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
