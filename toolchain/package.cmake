@@ -10,7 +10,8 @@ set(DEVRT_BITCODE_ROOT "${CMAKE_INSTALL_LIBDIR}/devrt")
 set(doc_dir "${CMAKE_INSTALL_DATADIR}/doc/devrt")
 
 install(DIRECTORY include/devrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES LICENSE README.md DESTINATION ${doc_dir})
+# CHANGES.md too: the README links it, and says where the version's changes are.
+install(FILES LICENSE README.md CHANGES.md DESTINATION ${doc_dir})
 # The documents beside the README, where its links point (docs/...).
 install(DIRECTORY docs/ DESTINATION ${doc_dir}/docs)
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
@@ -53,6 +54,15 @@ install(FILES
 install(FILES toolchain/llvm.cmake DESTINATION ${cmake_dir} RENAME devrtLLVM.cmake)
 install(FILES toolchain/kernels.cmake DESTINATION ${cmake_dir} RENAME devrtKernels.cmake)
 
+# The bitcode variables of the .pc files name only what this build installs: LLVM 16 makes
+# no nvptx bitcode, and a build without device code none at all (then they are empty).
+foreach(kind amdgcn nvptx)
+  string(TOUPPER "${kind}" upper)
+  set(DEVRT_PC_${upper}_BITCODE "")
+  if(TARGET devrt_${kind}_bitcode)
+    set(DEVRT_PC_${upper}_BITCODE "\${libdir}/devrt/llvm-${DEVRT_LLVM_VERSION}/devrt-${kind}.bc")
+  endif()
+endforeach()
 configure_file(toolchain/package/devrt.pc.in "${PROJECT_BINARY_DIR}/package/devrt.pc" @ONLY)
 foreach(archive host_stubs shield emu)
   if(archive STREQUAL host_stubs)

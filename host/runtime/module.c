@@ -372,8 +372,13 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
                           const struct devrt_launch_config *config, const struct devrt_arg *args,
                           size_t arg_count)
 {
-    if (!module || !kernel || !config || (arg_count && !args))
-        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: missing argument");
+    /* Named, since a caller passing four pointers cannot tell from "missing" which it was. */
+    const char *missing = !module ? "module" : !kernel ? "kernel" : !config ? "config" : NULL;
+    if (missing)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_launch: %s is NULL", missing);
+    if (arg_count && !args)
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
+                          "devrt_launch: args is NULL, with a count of %zu", arg_count);
     if (module->attached)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,
                           "%s: attached to a module the program launches itself; launch its "

@@ -372,6 +372,25 @@ static void test_bytes(const char *path)
         CHECK(!strncmp(devrt_last_error(), cases[i].message, strlen(cases[i].message)),
               "%s: message %s", cases[i].what, devrt_last_error());
     }
+    /* A NULL where a launch needs a pointer is named. */
+    struct {
+        const char *kernel;
+        const struct devrt_launch_config *config;
+        const struct devrt_arg *args;
+        const char *message;
+    } nulls[] = {
+        {NULL, &config, args, "devrt_launch: kernel is NULL"},
+        {"by_value", NULL, args, "devrt_launch: config is NULL"},
+        {"by_value", &config, NULL, "devrt_launch: args is NULL, with a count of 4"},
+    };
+    for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; ++i) {
+        status = devrt_launch(module, nulls[i].kernel, nulls[i].config, nulls[i].args, 4, NULL);
+        CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT &&
+                  !strcmp(devrt_last_error(), nulls[i].message),
+              "%s: %s (%s)", nulls[i].message, devrt_status_string(status), devrt_last_error());
+    }
+    status = devrt_launch(NULL, "by_value", &config, args, 4, NULL);
+    CHECK(!strcmp(devrt_last_error(), "devrt_launch: module is NULL"), "%s", devrt_last_error());
     devrt_mem_free(device, out);
     devrt_mem_free(device, release);
     free(sink.data);

@@ -95,6 +95,17 @@ def group_objects():
     want = sorted(f"{ARGS.shield_o}: {s} (referenced by {f})" for s, f in SHIELD_EXPECTED)
     check(rc == 1 and lines == want, f"text report lists the leaks (got {lines}, {err})")
     check("2 device-only references" in err, "text report ends with a summary on stderr")
+    # Both streams into one pipe, as a CI log takes them: each file's lines come before the
+    # next file's message and the summary (stdout, a pipe's, is flushed after each file).
+    missing = ARGS.shield_o + ".missing"
+    p = subprocess.run([ARGS.leaks, ARGS.shield_o, missing], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    lines = p.stdout.splitlines()
+    order = [0 if line.startswith(ARGS.shield_o + ": ") else
+             1 if line.startswith(f"devrt-leaks: {missing}: ") else
+             2 if "device-only references" in line else 3 for line in lines]
+    check(p.returncode == 2 and order == [0, 0, 1, 2],
+          f"text report and messages in order in one pipe (exit {p.returncode}, got {lines})")
 
     # Linked images: the dynamic symbols, without functions (no relocation says which).
     rc, doc, _ = scan_json(ARGS.image_bare)

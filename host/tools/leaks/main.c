@@ -331,6 +331,9 @@ int main(int argc, char **argv)
                             stub_archives.count != 0);
         else
             print_text_file(argv[i], &r, stub_archives.count != 0);
+        /* Each file's lines before the next file's messages and the summary on stderr, so that
+           a log of both streams (2>&1 into a pipe, as CI takes it) reads in order. */
+        fflush(stdout);
         free_result(&r);
     }
     if (json)

@@ -546,7 +546,12 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
     if (backend == DEVRT_BACKEND_AUTO) {
         backend = devrt_image_backend(image);
         if (backend == DEVRT_BACKEND_AUTO) {
-            fprintf(stderr, "devrt-run: %s: cannot tell which backend runs it; use --backend\n",
+            /* Most often the file is no image at all (a typo, a text file), which "use
+               --backend" alone would hide. */
+            fprintf(stderr,
+                    "devrt-run: %s: not an image of any backend (an amdgcn code object, PTX or "
+                    "an emulation shared object); if it is one, name its backend with "
+                    "--backend\n",
                     image);
             return 2;
         }
