@@ -14,6 +14,9 @@ install(DIRECTORY include/devrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES LICENSE README.md CHANGES.md DESTINATION ${doc_dir})
 # The documents beside the README, where its links point (docs/...).
 install(DIRECTORY docs/ DESTINATION ${doc_dir}/docs)
+# The examples the README and docs/integration.md build, each a project of its own against
+# the installed package, so that a user of the package alone can build them too.
+install(DIRECTORY examples/ DESTINATION ${doc_dir}/examples)
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
 
 # pkg-config files find their prefix relative to themselves, so an unpacked package works

@@ -158,7 +158,8 @@ deb-contents)
         ./usr/lib/pkgconfig/devrt.pc ./usr/lib/pkgconfig/devrt-static.pc \
         ./usr/lib/pkgconfig/devrt-host-stubs.pc ./usr/share/doc/devrt/docs/api.md \
         ./usr/lib/pkgconfig/devrt-shield.pc ./usr/lib/pkgconfig/devrt-emu.pc \
-        ./usr/share/doc/devrt/copyright ./usr/share/doc/devrt/CHANGES.md; do
+        ./usr/share/doc/devrt/copyright ./usr/share/doc/devrt/CHANGES.md \
+        ./usr/share/doc/devrt/examples/hello/main.c ./usr/share/doc/devrt/examples/hello/Makefile; do
         grep -qxF "$path" <<<"$listing" || fail "$deb lacks $path"
     done
     grep -q "Apache License" <(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/devrt/copyright) ||
