@@ -26,6 +26,8 @@ struct devrt_fault_hooks {
     /* Without the server's lock: */
     uint32_t (*state_flags)(devrt_device *device);
     bool (*leak_module)(struct devrt_server *server);
+    /* A launch of MODULE that raised is concluded: its ports are about to be taken back. */
+    void (*before_reclaim)(devrt_module *module);
     /* The server is told to stop, its lock held; it has stopped, and the hooks go. */
     void (*stop)(struct devrt_server *server);
     void (*release)(struct devrt_server *server);

@@ -440,12 +440,20 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     /*
      * A raise or a fault (DEVRT_ERROR_LAUNCH) ends waves that may hold ports. When no other
      * launch of the module runs, the ports still locked are theirs: take them back. (A stop's
-     * were taken back as soon as it ended: run_entry.)
+     * were taken back as soon as it ended: run_entry.) Under the lock, and only while no
+     * launch has been queued since: a launch queued meanwhile may already hold ports, which
+     * the take-back would free under it; the dead waves' ports are then taken back after a
+     * later launch that raises.
      */
     if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
+        devrt_faults_before_reclaim(module);
         char why[256];
         snprintf(why, sizeof why, "%s", devrt_last_error());
-        int reclaimed = devrt_server_reclaim_ports(device, module);
+        int reclaimed = DEVRT_SUCCESS;
+        pthread_mutex_lock(&l->lock);
+        if (module->last == e && module->launches_queued == queued)
+            reclaimed = devrt_server_reclaim_ports(device, module);
+        pthread_mutex_unlock(&l->lock);
         if (status != DEVRT_SUCCESS)
             devrt_fail(status, "%s", why);
         else if (reclaimed != DEVRT_SUCCESS)

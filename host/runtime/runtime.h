@@ -289,6 +289,14 @@ static inline bool devrt_faults_leak_module(struct devrt_server *server)
     return hooks && hooks->leak_module(server);
 }
 
+/* A launch of MODULE that raised is concluded, its ports not yet taken back (launch.c). */
+static inline void devrt_faults_before_reclaim(devrt_module *module)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(&module->device->server);
+    if (hooks)
+        hooks->before_reclaim(module);
+}
+
 /* The server is told to stop, its lock held: a server a fault holds asleep must wake. */
 static inline void devrt_faults_stop(struct devrt_server *server)
 {

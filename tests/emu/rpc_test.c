@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <devrt/host.h>
 
+#include "faults.h"
 #include "harness.h"
 #include <devrt/rpc.h>
 
@@ -200,6 +202,72 @@ static void test_raise_holding_port(void)
     /* The ports serve the next launch's requests as before. */
     if (failures == 0)
         test_echo(2, 32, 300, 2);
+}
+
+/* The launch reclaim_while_held queues while a raised launch is concluded. */
+struct holder {
+    uint32_t *flags; /* [0]: it holds its port; [1]: the host has concluded the raise */
+    uint32_t *out;   /* [0]: the ports it saw locked */
+    devrt_stream *stream;
+    uint64_t id;
+    int status;
+};
+
+/* devrt_faults' before_reclaim: hold_port_and_count queued, and waited for until it holds. */
+static void queue_holder(devrt_module *raised, void *arg)
+{
+    struct holder *h = arg;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(h->flags), DEVRT_ARG_PTR(h->out)};
+    struct devrt_launch_config one = harness_grid1(1, 1);
+    h->status = devrt_launch_async(raised, "hold_port_and_count", &one, args, 2, h->stream, &h->id);
+    for (uint32_t waited_ms = 0; h->status == DEVRT_SUCCESS && waited_ms < 30000 &&
+                                 !__atomic_load_n(&h->flags[0], __ATOMIC_ACQUIRE);
+         ++waited_ms) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/*
+ * A launch raises holding a port; as it is concluded, before its ports are taken back,
+ * another launch of the module is queued and takes a port (the hook). The take-back must
+ * leave that port alone: the holder sees it locked still (and the dead wave's, which is
+ * taken back after the next launch that raises). Taken back with the rest, it is unlocked
+ * under its holder, and another wave may take it.
+ */
+static void test_reclaim_while_held(void)
+{
+    uint32_t *words = devrt_mem_alloc(device, 4 * sizeof *words);
+    struct holder h = {.flags = words, .out = words + 2, .status = -1};
+    memset(words, 0, 4 * sizeof *words);
+    CHECK(devrt_stream_create(device, &h.stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    devrt_faults_set(device, &(struct devrt_fault_settings){.before_reclaim = queue_holder,
+                                                            .before_reclaim_arg = &h});
+    devrt_module_set_report_file(module, NULL);
+    struct devrt_launch_config one = harness_grid1(1, 1);
+    struct devrt_arg long_format[] = {DEVRT_ARG_UINT(1)};
+    int status = devrt_launch(module, "raise_holding_port", &one, long_format, 1, NULL);
+    devrt_faults_set(device, &(struct devrt_fault_settings){0});
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "the raise: status %d: %s", status, devrt_last_error());
+    CHECK(h.status == DEVRT_SUCCESS && words[0] == 1, "the holder: status %d, holding %u", h.status,
+          words[0]);
+    __atomic_store_n(&words[1], 1u, __ATOMIC_RELEASE);
+    if (h.id)
+        CHECK(devrt_launch_wait(device, h.id, NULL) == DEVRT_SUCCESS, "the holder: %s",
+              devrt_last_error());
+    printf("a launch holding a port while a raise was concluded saw %u port%s locked\n", words[2],
+           words[2] == 1 ? "" : "s");
+    CHECK(words[2] == 2, "the holder saw %u ports locked, expected 2 (its own and the raise's)",
+          words[2]);
+    /* The next launch that raises, with nothing queued after it, takes every port back. */
+    status = devrt_launch(module, "raise_holding_port", &one, long_format, 1, NULL);
+    CHECK(status == DEVRT_ERROR_EXCEPTION, "the second raise: status %d", status);
+    struct devrt_arg count_args[] = {DEVRT_ARG_PTR(&words[2])};
+    CHECK(devrt_launch(module, "count_locked_ports", &one, count_args, 1, NULL) == DEVRT_SUCCESS,
+          "%s", devrt_last_error());
+    CHECK(words[2] == 0, "%u ports left locked after the second raise", words[2]);
+    devrt_stream_destroy(h.stream);
+    devrt_mem_free(device, words);
 }
 
 /* The report of a raise whose message is at `message`. */
@@ -402,6 +470,8 @@ int main(int argc, char **argv)
         test_raise_mid_request();
     } else if (!strcmp(test, "raise_holding_port")) {
         test_raise_holding_port();
+    } else if (!strcmp(test, "reclaim_while_held")) {
+        test_reclaim_while_held();
     } else if (!strcmp(test, "bad_string")) {
         test_bad_string();
     } else if (!strcmp(test, "barrier")) {

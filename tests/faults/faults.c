@@ -64,7 +64,7 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
               s->keep_refused_message || s->leak_unloaded_modules ||
-              (s->timeline && s->timeline_capacity);
+              (s->timeline && s->timeline_capacity) || s->before_reclaim;
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -193,6 +193,18 @@ static bool hook_leak_module(struct devrt_server *server)
     return leak;
 }
 
+static void hook_before_reclaim(devrt_module *module)
+{
+    struct devrt_server *server = &module->device->server;
+    if (!faults_on(server))
+        return;
+    pthread_mutex_lock(&server->lock);
+    struct devrt_fault_settings s = faults_of(server)->settings;
+    pthread_mutex_unlock(&server->lock);
+    if (s.before_reclaim)
+        s.before_reclaim(module, s.before_reclaim_arg);
+}
+
 static void hook_stop(struct devrt_server *server)
 {
     pthread_cond_broadcast(&faults_of(server)->changed); /* a server held by a setting */
@@ -214,6 +226,7 @@ static const struct devrt_fault_hooks hooks = {
     .hand_back = hook_hand_back,
     .state_flags = hook_state_flags,
     .leak_module = hook_leak_module,
+    .before_reclaim = hook_before_reclaim,
     .stop = hook_stop,
     .release = hook_release,
 };

@@ -54,6 +54,12 @@ struct devrt_fault_settings {
      * the bound on unfinished messages need messages of many packets.
      */
     bool stream_output;
+    /*
+     * Not a fault: called as a launch of MODULE that raised is concluded, before its module's
+     * ports are taken back, so that a test can queue a launch in between (rpc_test).
+     */
+    void (*before_reclaim)(devrt_module *module, void *arg);
+    void *before_reclaim_arg;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;

@@ -141,6 +141,31 @@ DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
     out[1] = channel->port_count;
 }
 
+/*
+ * Holds a port while the host concludes another launch (rpc_test's reclaim_while_held): the
+ * format is longer than a packet, so begin takes the port and sends its first packet;
+ * flags[0] = 1 says so. Once the host sets flags[1], out[0] = the ports locked then (this
+ * one's among them), and the line ends.
+ */
+DEVRT_KERNEL2(hold_port_and_count, uint32_t *, flags, uint32_t *, out)
+{
+    struct devrt_printf_state state = {0};
+    struct devrt_printf_state *held =
+        devrt_printf_begin(&state, devrt_printf_output_context(),
+                           "a format longer than one packet, so that the port is taken and its "
+                           "first packet sent at the begin, held across another launch's end\n");
+    __atomic_store_n(&flags[0], 1u, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&flags[1], __ATOMIC_ACQUIRE))
+        ;
+    const struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
+    uint32_t locked = 0;
+    for (uint32_t i = 0; i < channel->port_count; ++i)
+        locked +=
+            devrt_rpc_port_state_locked(__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED));
+    out[0] = locked;
+    devrt_printf_end(held);
+}
+
 /* Raise with a message at `message`, a device address that may be anything. */
 DEVRT_KERNEL1(raise_with_string, uint64_t, message)
 {
