@@ -624,6 +624,11 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
     struct devrt_launch_entry e = {
         .module = module, .kernel = kernel, .config = *config, .ran = true};
     pthread_mutex_lock(&l->lock);
+    /* One check at a time: each takes the record the state points at, and the next starts
+       clean. */
+    while (module->checking)
+        pthread_cond_wait(&l->changed, &l->lock);
+    module->checking = true;
     e.slot = module->slot;
     e.module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
     module->launches_run++;
@@ -643,13 +648,16 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
             device->ops->write(device, &module->state->exception, &fresh, sizeof fresh) != 0) {
             if (fresh)
                 devrt_slot_give_back(module, fresh);
-            pthread_mutex_unlock(&l->lock);
-            return devrt_fail(DEVRT_ERROR_BACKEND,
-                              "%s: cannot point the state at a new exception record", module->path);
+            status =
+                devrt_fail(DEVRT_ERROR_BACKEND,
+                           "%s: cannot point the state at a new exception record", module->path);
+        } else {
+            devrt_slot_give_back(module, module->slot);
+            module->slot = fresh;
         }
-        devrt_slot_give_back(module, module->slot);
-        module->slot = fresh;
     }
+    module->checking = false;
+    pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&l->lock);
     return status;
 }

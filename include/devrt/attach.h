@@ -69,7 +69,8 @@ int devrt_attach(const struct devrt_attach_api *api, void *context, const char *
  * file. KERNEL and CONFIG are the launch the program made, for the report's names and
  * three-dimensional ids; without them the kernel is "(attached)" and the ids are flat, in
  * x. Returns DEVRT_SUCCESS, DEVRT_ERROR_EXCEPTION or DEVRT_ERROR_DEVICE_REQUEST; the next
- * check starts clean.
+ * check starts clean. Checks of one module from several threads take turns: one of them
+ * reports an exception, the others start clean after it.
  */
 int devrt_attached_check(devrt_module *module, const char *kernel,
                          const struct devrt_launch_config *config,

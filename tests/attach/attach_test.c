@@ -9,8 +9,8 @@
  *                                 libamdhip64 of this folder named by DEVRT_HIP_LIBRARY)
  *
  * TEST: rpc, heap, printf (the kernels of tests/kernels), detach_waits, detach_control,
- * refuse. Exits 0 when every check holds, 77 when the API has no device; refuse exits with
- * the status devrt gave.
+ * two_checks, refuse. Exits 0 when every check holds, 77 when the API has no device; refuse exits
+ * with the status devrt gave.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -562,6 +562,68 @@ static void *detach_main(void *arg)
     return NULL;
 }
 
+struct check_thread {
+    devrt_module *attached;
+    pthread_barrier_t *together;
+    int status;
+};
+
+static void *check_main(void *arg)
+{
+    struct check_thread *c = arg;
+    const struct devrt_launch_config config = {.grid = {2, 1, 1}, .block = {32, 1, 1}};
+    struct devrt_launch_report report;
+    pthread_barrier_wait(c->together);
+    c->status = devrt_attached_check(c->attached, "raise_at", &config, &report);
+    return NULL;
+}
+
+/*
+ * Two threads check at once after each raise: one gets the exception, the other a clean
+ * check (they take turns), and the module's record stays its own: the kernels after the
+ * rounds run clean and raise as before. Checked together, both reported the one raise.
+ */
+static void test_two_checks(void *module, devrt_module *attached)
+{
+    devrt_module_set_report_file(attached, NULL);
+    struct devrt_arg raise[] = {DEVRT_ARG_U64(37), DEVRT_ARG_UINT(DEVRT_EXCEPTION_BOUNDS)};
+    uint32_t exceptions[2] = {0};
+    for (int round = 0; round < 20; ++round) {
+        CHECK(api->launch(module, "raise_at", 2, 32, raise, 2) == 0 && api->synchronize() == 0,
+              "raise_at, round %d", round);
+        pthread_barrier_t together;
+        pthread_barrier_init(&together, NULL, 2);
+        struct check_thread c[2] = {{attached, &together, -1}, {attached, &together, -1}};
+        pthread_t threads[2];
+        for (int i = 0; i < 2; ++i)
+            pthread_create(&threads[i], NULL, check_main, &c[i]);
+        for (int i = 0; i < 2; ++i)
+            pthread_join(threads[i], NULL);
+        pthread_barrier_destroy(&together);
+        uint32_t raised =
+            (c[0].status == DEVRT_ERROR_EXCEPTION) + (c[1].status == DEVRT_ERROR_EXCEPTION);
+        exceptions[raised > 1]++;
+        CHECK(raised == 1 && (c[0].status == DEVRT_SUCCESS || c[1].status == DEVRT_SUCCESS),
+              "round %d: the two checks returned %s and %s", round,
+              devrt_status_string(c[0].status), devrt_status_string(c[1].status));
+    }
+    printf("20 rounds of two checks at once after a raise: %u with one report, %u with two\n",
+           exceptions[0], exceptions[1]);
+    uint32_t *counters = api->host_alloc(2 * sizeof(uint32_t));
+    struct devrt_arg echo[] = {DEVRT_ARG_PTR(&counters[0]), DEVRT_ARG_PTR(&counters[1]),
+                               DEVRT_ARG_UINT(300), DEVRT_ARG_UINT(3)};
+    struct devrt_launch_report report;
+    int status = launch_and_check(module, attached, "echo", 2, 32, echo, 4, &report);
+    CHECK(status == DEVRT_SUCCESS && counters[1] == 64, "echo after the rounds: %s, %u done",
+          devrt_status_string(status), counters[1]);
+    raise[0] = DEVRT_ARG_U64(3);
+    status = launch_and_check(module, attached, "raise_at", 2, 32, raise, 2, &report);
+    CHECK(status == DEVRT_ERROR_EXCEPTION && report.workitem[0] == 3, "the last raise: %s: %s",
+          devrt_status_string(status), report.text);
+    CHECK(devrt_detach(attached) == DEVRT_SUCCESS, "detach: %s", devrt_last_error());
+    api->host_free(counters);
+}
+
 /*
  * Detach while a kernel waits at a gate: detach waits for it, serving it meanwhile (its
  * line is printed after the gate opens), and frees nothing under it (fake_gpu counts).
@@ -691,6 +753,8 @@ int main(int argc, char **argv)
         test_printf(module, attached);
     else if (!strcmp(test, "detach_waits"))
         test_detach_waits(module, attached);
+    else if (!strcmp(test, "two_checks"))
+        test_two_checks(module, attached);
     else if (!strcmp(test, "detach_control") && emulated)
         test_detach_control(module, attached);
     else {
