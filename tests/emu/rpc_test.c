@@ -249,8 +249,9 @@ static void test_reclaim_while_held(void)
     int status = devrt_launch(module, "raise_holding_port", &one, long_format, 1, NULL);
     devrt_faults_set(device, &(struct devrt_fault_settings){0});
     CHECK(status == DEVRT_ERROR_EXCEPTION, "the raise: status %d: %s", status, devrt_last_error());
-    CHECK(h.status == DEVRT_SUCCESS && words[0] == 1, "the holder: status %d, holding %u", h.status,
-          words[0]);
+    uint32_t holding = __atomic_load_n(&words[0], __ATOMIC_ACQUIRE);
+    CHECK(h.status == DEVRT_SUCCESS && holding == 1, "the holder: status %d, holding %u", h.status,
+          holding);
     __atomic_store_n(&words[1], 1u, __ATOMIC_RELEASE);
     if (h.id)
         CHECK(devrt_launch_wait(device, h.id, NULL) == DEVRT_SUCCESS, "the holder: %s",

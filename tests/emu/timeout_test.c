@@ -299,13 +299,14 @@ static void test_after_sync(void)
     if (!stream || pthread_create(&spinner, NULL, launch_spin_thread, &spin_status) != 0)
         return;
     /* Every lane has printed: the spin runs (or the test says it never started). */
-    uint32_t waited_ms = 0;
-    while (__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) < LANES && waited_ms < MARK_WAIT_MS) {
+    uint32_t waited_ms = 0, printed;
+    while ((printed = __atomic_load_n(&words[2], __ATOMIC_ACQUIRE)) < LANES &&
+           waited_ms < MARK_WAIT_MS) {
         struct timespec pause = {0, 10000000};
         nanosleep(&pause, NULL);
         waited_ms += 10;
     }
-    CHECK(words[2] == LANES, "%u lanes of the spin printed within %u ms, expected %u", words[2],
+    CHECK(printed == LANES, "%u lanes of the spin printed within %u ms, expected %u", printed,
           MARK_WAIT_MS, LANES);
     if (pthread_create(&watcher, NULL, watch_then_release, &marked_while_spinning) != 0) {
         __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
