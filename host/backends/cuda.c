@@ -660,23 +660,26 @@ static CUstream stream_of(const struct devrt_launch_entry *entry)
  * After BEFORE, by its event. A synchronous launch without a timeout has none (its wait is
  * its stream's): an event recorded on its stream now stands for it, since its kernel is
  * queued there already; what another thread queued there after it is waited for too,
- * which orders more than needed and never less. The wait keeps the record it was given,
- * so the event goes back to the spares at once. Under the launches' lock.
+ * which orders more than needed and never less. The stand-in is an event of its own,
+ * destroyed at once (the wait keeps its record, and the driver frees it once complete),
+ * not a spare: a spare may be recorded again while this record is pending.
  */
 static int cuda_order_after(struct devrt_launch_entry *entry,
                             const struct devrt_launch_entry *before)
 {
-    struct cuda_backend *b = bind(devrt_module_device(entry->module));
+    bind(devrt_module_device(entry->module));
     CUevent event = before->backend[0], stand_in = NULL;
     CUresult r = CUDA_SUCCESS;
     if (!event) {
-        stand_in = event = take_event(b);
-        r = event ? cu.cuEventRecord(event, stream_of(before)) : CUDA_ERROR_OUT_OF_MEMORY;
+        r = cu.cuEventCreate(&stand_in, CU_EVENT_DISABLE_TIMING);
+        if (r == CUDA_SUCCESS)
+            r = cu.cuEventRecord(stand_in, stream_of(before));
+        event = stand_in;
     }
     if (r == CUDA_SUCCESS)
         r = cu.cuStreamWaitEvent(stream_of(entry), event, 0);
     if (stand_in)
-        give_event(b, stand_in);
+        cu.cuEventDestroy(stand_in);
     if (r != CUDA_SUCCESS)
         return cuda_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     return DEVRT_SUCCESS;

@@ -406,21 +406,24 @@ static hipStream_t stream_of(const struct devrt_launch_entry *entry)
     return b->launch;
 }
 
-/* As CUDA's: BEFORE's event, or one recorded on its stream now for a launch without one. */
+/* As CUDA's: BEFORE's event, or a stand-in recorded on its stream now and destroyed at once
+   (HIP frees it once complete) for a launch without one. */
 static int hip_order_after(struct devrt_launch_entry *entry,
                            const struct devrt_launch_entry *before)
 {
-    struct hip_backend *b = bind(devrt_module_device(entry->module));
+    bind(devrt_module_device(entry->module));
     hipEvent_t event = before->backend[0], stand_in = NULL;
     hipError_t r = hipSuccess;
     if (!event) {
-        stand_in = event = take_event(b);
-        r = event ? devrt_hip.hipEventRecord(event, stream_of(before)) : hipErrorOutOfMemory;
+        r = devrt_hip.hipEventCreateWithFlags(&stand_in, hipEventDisableTiming);
+        if (r == hipSuccess)
+            r = devrt_hip.hipEventRecord(stand_in, stream_of(before));
+        event = stand_in;
     }
     if (r == hipSuccess)
         r = devrt_hip.hipStreamWaitEvent(stream_of(entry), event, 0);
     if (stand_in)
-        give_event(b, stand_in);
+        devrt_hip.hipEventDestroy(stand_in);
     if (r != hipSuccess)
         return devrt_hip_failed(DEVRT_ERROR_LAUNCH, r, "ordering a launch after the module's last");
     return DEVRT_SUCCESS;

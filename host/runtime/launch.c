@@ -427,6 +427,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     uint64_t queued = module->launches_queued;
+    bool ports_owed = module->ports_owed;
     pthread_mutex_unlock(&l->lock);
     /*
      * Everything the kernel sent, its output included, is taken before anything is reported.
@@ -442,17 +443,19 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      * launch of the module runs, the ports still locked are theirs: take them back. (A stop's
      * were taken back as soon as it ended: run_entry.) Under the lock, and only while no
      * launch has been queued since: a launch queued meanwhile may already hold ports, which
-     * the take-back would free under it; the dead waves' ports are then taken back after a
-     * later launch that raises.
+     * the take-back would free under it. The module then owes the take-back, and the next
+     * of its launches concluded with none after it makes it.
      */
-    if (last && (raised || status == DEVRT_ERROR_LAUNCH)) {
-        devrt_faults_before_reclaim(module);
+    if (last && (raised || status == DEVRT_ERROR_LAUNCH || ports_owed)) {
         char why[256];
         snprintf(why, sizeof why, "%s", devrt_last_error());
+        devrt_faults_before_reclaim(module);
         int reclaimed = DEVRT_SUCCESS;
         pthread_mutex_lock(&l->lock);
-        if (module->last == e && module->launches_queued == queued)
+        bool alone = module->last == e && module->launches_queued == queued;
+        if (alone)
             reclaimed = devrt_server_reclaim_ports(device, module);
+        module->ports_owed = !alone;
         pthread_mutex_unlock(&l->lock);
         if (status != DEVRT_SUCCESS)
             devrt_fail(status, "%s", why);

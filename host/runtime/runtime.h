@@ -160,7 +160,8 @@ struct devrt_module {
     struct devrt_launch_entry *last; /* the latest launch, while its report is untaken */
     /* Kernels that ran on past a timeout, latest in the module's order first. */
     struct devrt_launch_entry *runaways;
-    bool checking; /* an attached module's check is under way (devrt_launches_check) */
+    bool checking;   /* an attached module's check is under way (devrt_launches_check) */
+    bool ports_owed; /* dead waves' ports a raised launch could not take back (conclude) */
     /* The first malformed request of the current launch, set by the server. */
     pthread_mutex_t error_lock;
     uint32_t request_errors;

@@ -396,8 +396,8 @@ int devrt_launch(devrt_module *module, const char *kernel, const struct devrt_la
  *
  * devrt_module_unload waits for the module's launches first; their reports (written then)
  * stay to be taken by a wait, and a wait already under way in another thread keeps its
- * launch (the unload waits for that wait). devrt_stream_destroy waits for the stream's launches, writes
- * their report lines and drops them; devrt_device_close destroys every stream.
+ * launch (the unload waits for that wait). devrt_stream_destroy waits for the stream's launches,
+ * writes their report lines and drops them; devrt_device_close destroys every stream.
  */
 int devrt_stream_create(devrt_device *device, devrt_stream **stream);
 void devrt_stream_destroy(devrt_stream *stream);

@@ -380,8 +380,10 @@ static void test_unload_while_waited(void)
     pthread_t waiter, unloader;
     int status = devrt_launch_async(module, "spin", &config, args, 3, NULL, &w.id);
     CHECK(status == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
-    if (status != DEVRT_SUCCESS || pthread_create(&waiter, NULL, wait_for_launch, &w) != 0)
+    if (status != DEVRT_SUCCESS || pthread_create(&waiter, NULL, wait_for_launch, &w) != 0) {
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the unload must not wait on it */
         return;
+    }
     /* Both are under way before the release: the wait, then the unload. */
     pause_ms(200);
     bool unloading = pthread_create(&unloader, NULL, unload_module, NULL) == 0;
