@@ -132,9 +132,18 @@ struct devrt_backend_ops {
     int (*load)(devrt_module *module, struct devrt_state ***state_variable);
     bool loaded_by_program; /* attach.c: no image to read, the program loaded it */
     void (*unload)(devrt_module *module);
-    /* What KERNEL takes (DEVRT_ERROR_NO_KERNEL, with the error set, if the module has none). */
+    /*
+     * What KERNEL takes (DEVRT_ERROR_NO_KERNEL, with the error set, if the module has none),
+     * against which module.c checks a launch's arguments; or, where the image says more
+     * than that (HSA's code objects), check_launch: everything submit would refuse in a
+     * launch of KERNEL (its arguments, geometry, LDS, scratch and hidden arguments), checked
+     * before anything is queued. A backend gives one of the two.
+     */
     int (*describe_kernel)(devrt_module *module, const char *kernel,
                            struct devrt_kernel_description *description);
+    int (*check_launch)(devrt_module *module, const char *kernel,
+                        const struct devrt_launch_config *config, const struct devrt_arg *args,
+                        size_t arg_count);
     /* Optional: the widest wave a request of the module's kernels may come from, where it
        may be wider than the device's (amdgcn's -mwavefrontsize64 on gfx10 and later). */
     uint32_t (*rpc_lanes)(devrt_module *module);
@@ -164,7 +173,8 @@ struct devrt_backend_ops {
     int (*point_state)(struct devrt_launch_entry *entry);
     bool state_in_stream_order;
     bool (*ended)(const struct devrt_launch_entry *entry);
-    /* Queue ENTRY's kernel with ARGS, which describe_kernel's description has passed. */
+    /* Queue ENTRY's kernel with ARGS, which check_launch or describe_kernel's description
+       has passed. */
     int (*submit)(struct devrt_launch_entry *entry, const struct devrt_arg *args, size_t arg_count);
     /* What the steps return, having done nothing, when ENTRY must wait: launch.c tries
        again without its lock held. */

@@ -863,19 +863,6 @@ static bool hsa_ended(const struct devrt_launch_entry *entry)
     return !l || launch_ended(backend_of(entry->module), l);
 }
 
-static int hsa_describe_kernel(devrt_module *module, const char *kernel,
-                               struct devrt_kernel_description *description)
-{
-    const struct hsa_module *m = devrt_module_backend_state(module);
-    const struct devrt_amdgpu_kernel *k;
-    int status = devrt_amdgpu_find_kernel(m->metadata, devrt_module_path(module), kernel, &k);
-    if (status == DEVRT_SUCCESS) {
-        description->param_sizes = k->explicit_sizes;
-        description->param_count = k->explicit_count;
-    }
-    return status;
-}
-
 static uint32_t hsa_rpc_lanes(devrt_module *module)
 {
     const struct hsa_module *m = devrt_module_backend_state(module);
@@ -897,24 +884,45 @@ static int hsa_point_state(struct devrt_launch_entry *entry)
     return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
 }
 
+/* The GPU as the code object's checks see it; the queue's address is submit's. */
+static struct devrt_amdgpu_agent agent_of(const struct hsa_backend *b)
+{
+    return (struct devrt_amdgpu_agent){
+        .isa = b->isa[0] ? b->isa : NULL,
+        .group_segment_limit = b->group_segment_limit,
+    };
+}
+
+/* Every refusal of devrt_amdgpu_launch_check, before anything is queued. */
+static int hsa_check_launch(devrt_module *module, const char *kernel,
+                            const struct devrt_launch_config *config, const struct devrt_arg *args,
+                            size_t arg_count)
+{
+    const struct hsa_module *m = devrt_module_backend_state(module);
+    struct devrt_amdgpu_agent agent = agent_of(backend_of(module));
+    struct devrt_amdgpu_launch checked;
+    return devrt_amdgpu_launch_check(m->metadata, devrt_module_path(module), &agent, kernel, config,
+                                     args, arg_count, &checked);
+}
+
 static int hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *args,
                       size_t arg_count)
 {
+    (void)arg_count; /* hsa_check_launch has matched ARGS to the kernel's parameters */
     devrt_module *module = entry->module;
     struct hsa_backend *b = backend_of(module);
     struct hsa_module *m = devrt_module_backend_state(module);
     /* The queue's address is only for device-side enqueue, which devrt does not use: the
        packet may go to a queue that replaced this one meanwhile. */
     const struct hsa_queue_record *current = __atomic_load_n(&b->queue, __ATOMIC_ACQUIRE);
-    struct devrt_amdgpu_agent agent = {
-        .isa = b->isa[0] ? b->isa : NULL,
-        .group_segment_limit = b->group_segment_limit,
-        .queue_address = (uint64_t)(uintptr_t)current->queue,
-    };
+    struct devrt_amdgpu_agent agent = agent_of(b);
+    agent.queue_address = (uint64_t)(uintptr_t)current->queue;
+    struct devrt_amdgpu_launch launch;
     struct devrt_amdgpu_dispatch dispatch;
-    int status =
-        devrt_amdgpu_dispatch_make(m->metadata, devrt_module_path(module), &agent, entry->kernel,
-                                   &entry->config, args, arg_count, &dispatch);
+    int status = devrt_amdgpu_launch_again(m->metadata, devrt_module_path(module), &agent,
+                                           entry->kernel, &entry->config, &launch);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_amdgpu_dispatch_pack(&launch, args, &dispatch);
     if (status != DEVRT_SUCCESS)
         return status;
     hsa_executable_symbol_t symbol;
@@ -1109,7 +1117,7 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .write = hsa_write,
     .load = hsa_load,
     .unload = hsa_unload,
-    .describe_kernel = hsa_describe_kernel,
+    .check_launch = hsa_check_launch,
     .rpc_lanes = hsa_rpc_lanes,
     .queue_full = hsa_queue_full,
     .point_state = hsa_point_state,

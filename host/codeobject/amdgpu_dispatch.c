@@ -343,6 +343,26 @@ static int check_geometry(const struct devrt_amdgpu_metadata *m,
     return DEVRT_SUCCESS;
 }
 
+/* Scratch per workitem, the dynamic stack included. */
+static uint64_t private_size_of(const struct devrt_amdgpu_kernel *k)
+{
+    return (uint64_t)k->private_segment_fixed_size +
+           (k->uses_dynamic_stack ? DEVRT_AMDGPU_DYNAMIC_STACK_BYTES : 0);
+}
+
+/* A launch of K the checks have passed (check_private_segment bounds its size). */
+static struct devrt_amdgpu_launch launch_of(const struct devrt_amdgpu_kernel *k,
+                                            const struct devrt_launch_config *config,
+                                            const struct devrt_amdgpu_agent *agent)
+{
+    return (struct devrt_amdgpu_launch){
+        .kernel = k,
+        .config = *config,
+        .agent = *agent,
+        .private_segment_size = (uint32_t)private_size_of(k),
+    };
+}
+
 int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *m, const char *path,
                               const struct devrt_amdgpu_agent *agent, const char *kernel,
                               const struct devrt_launch_config *config,
@@ -371,10 +391,8 @@ int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *m, const char 
     status = check_descriptor(k, path);
     if (status == DEVRT_SUCCESS)
         status = check_geometry(m, k, config, agent);
-    uint64_t private_size = (uint64_t)k->private_segment_fixed_size +
-                            (k->uses_dynamic_stack ? DEVRT_AMDGPU_DYNAMIC_STACK_BYTES : 0);
     if (status == DEVRT_SUCCESS)
-        status = check_private_segment(k, m->isa, private_size);
+        status = check_private_segment(k, m->isa, private_size_of(k));
     for (size_t i = 0, given = 0; i < k->arg_count && status == DEVRT_SUCCESS; ++i) {
         const struct devrt_amdgpu_arg *a = &k->args[i];
         if (a->hidden) {
@@ -389,12 +407,19 @@ int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *m, const char 
     }
     if (status != DEVRT_SUCCESS)
         return status;
-    *launch = (struct devrt_amdgpu_launch){
-        .kernel = k,
-        .config = *config,
-        .agent = *agent,
-        .private_segment_size = (uint32_t)private_size,
-    };
+    *launch = launch_of(k, config, agent);
+    return DEVRT_SUCCESS;
+}
+
+int devrt_amdgpu_launch_again(const struct devrt_amdgpu_metadata *m, const char *path,
+                              const struct devrt_amdgpu_agent *agent, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              struct devrt_amdgpu_launch *launch)
+{
+    const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(m, kernel);
+    if (!k)
+        return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s: no kernel %s", path, kernel);
+    *launch = launch_of(k, config, agent);
     return DEVRT_SUCCESS;
 }
 

@@ -80,6 +80,15 @@ int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *metadata, cons
                               const struct devrt_launch_config *config,
                               const struct devrt_arg *args, size_t arg_count,
                               struct devrt_amdgpu_launch *launch);
+/*
+ * The launch devrt_amdgpu_launch_check passed before, made again without its checks for an
+ * AGENT that differs from the checked one in its queue_address alone (a backend checks a
+ * launch when it is asked for, and packs it when its queue takes it).
+ */
+int devrt_amdgpu_launch_again(const struct devrt_amdgpu_metadata *metadata, const char *path,
+                              const struct devrt_amdgpu_agent *agent, const char *kernel,
+                              const struct devrt_launch_config *config,
+                              struct devrt_amdgpu_launch *launch);
 int devrt_amdgpu_dispatch_pack(const struct devrt_amdgpu_launch *launch,
                                const struct devrt_arg *args,
                                struct devrt_amdgpu_dispatch *dispatch);

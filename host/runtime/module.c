@@ -387,7 +387,10 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
     int status = devrt_check_geometry(config);
     if (status == DEVRT_SUCCESS)
         status = devrt_check_arg_types("devrt_launch", args, arg_count);
-    if (status == DEVRT_SUCCESS)
+    const struct devrt_backend_ops *ops = module->device->ops;
+    if (status == DEVRT_SUCCESS && ops->check_launch)
+        status = ops->check_launch(module, kernel, config, args, arg_count);
+    else if (status == DEVRT_SUCCESS)
         status = devrt_check_launch_args(module, kernel, args, arg_count);
     return status;
 }
