@@ -129,15 +129,20 @@ DEVRT_KERNEL1(raise_holding_port, uint32_t, long_format)
     DEVRT_THROW(DEVRT_EXCEPTION_BOUNDS, "raised holding a port");
 }
 
-/* out[0] = how many ports are locked, out[1] = how many the channel has. Run by one lane. */
-DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
+static uint32_t locked_ports(const struct devrt_rpc_channel *channel)
 {
-    const struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
     uint32_t locked = 0;
     for (uint32_t i = 0; i < channel->port_count; ++i)
         locked +=
             devrt_rpc_port_state_locked(__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED));
-    out[0] = locked;
+    return locked;
+}
+
+/* out[0] = how many ports are locked, out[1] = how many the channel has. Run by one lane. */
+DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
+{
+    const struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
+    out[0] = locked_ports(channel);
     out[1] = channel->port_count;
 }
 
@@ -158,12 +163,7 @@ DEVRT_KERNEL2(hold_port_and_count, uint32_t *, flags, uint32_t *, out)
     __atomic_store_n(&flags[0], 1u, __ATOMIC_RELAXED);
     while (!__atomic_load_n(&flags[1], __ATOMIC_RELAXED))
         ;
-    const struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
-    uint32_t locked = 0;
-    for (uint32_t i = 0; i < channel->port_count; ++i)
-        locked +=
-            devrt_rpc_port_state_locked(__atomic_load_n(&channel->state[i], __ATOMIC_RELAXED));
-    out[0] = locked;
+    out[0] = locked_ports(devrt_kernel_state()->rpc);
     devrt_printf_end(held);
 }
 
