@@ -210,6 +210,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
         buffer->header.opcode = opcode;
         buffer->header.flags = flags;
         buffer->header.lane_mask = lanes;
+        buffer->header.record = (uint64_t)(uintptr_t)DEVRT_ARCH_READ_ONLY(__devrt_state)->exception;
     }
     /* Every lane's packet is written before the leader's release store publishes them. */
     devrt_arch_sync_lanes(lanes);

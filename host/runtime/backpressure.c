@@ -25,7 +25,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
                                uint32_t flags, bool ended)
 {
     if (!(flags & DEVRT_RPC_MORE))
-        return true;
+        return !devrt_faults_hold_end(server);
     bool favoured = server->favoured == port;
     if (!favoured && server->buffered < server->buffer_budget)
         return true;

@@ -18,11 +18,12 @@ struct devrt_server;
 struct devrt_fault_hooks {
     /* Waits on the doorbell as the backend would; may lose a ring. */
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
-    /* The server's lock is held in pass, seen, keep_refused and hand_back. */
+    /* The server's lock is held in pass, seen, keep_refused, hand_back and hold_end. */
     void (*pass)(struct devrt_server *server);
     void (*seen)(struct devrt_server *server);
     bool (*keep_refused)(const struct devrt_server *server);
     void (*hand_back)(struct devrt_server *server);
+    bool (*hold_end)(struct devrt_server *server);
     /* Without the server's lock: */
     uint32_t (*state_flags)(devrt_device *device);
     bool (*leak_module)(struct devrt_server *server);

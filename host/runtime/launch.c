@@ -315,7 +315,7 @@ static int wait_ended(struct devrt_launch_entry *e)
 }
 
 /* The report of a launch that ran, from its record and the module's refused requests. */
-static int make_report(struct devrt_launch_entry *e, bool raised,
+static int make_report(struct devrt_launch_entry *e, bool raised, bool read_strings,
                        struct devrt_launch_report *report)
 {
     devrt_module *module = e->module;
@@ -323,7 +323,7 @@ static int make_report(struct devrt_launch_entry *e, bool raised,
     memset(report, 0, sizeof *report);
     report->launch = e->id;
     if (raised) {
-        devrt_describe_exception(module, e->kernel, &e->config, e->slot, report);
+        devrt_describe_exception(module, e->kernel, &e->config, e->slot, read_strings, report);
         status = DEVRT_ERROR_EXCEPTION;
     }
     pthread_mutex_lock(&module->error_lock);
@@ -424,6 +424,12 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     /* The launch has ended (an event, a join): its stores to the record are visible. */
     bool recorded = !running && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
     bool raised = status == DEVRT_SUCCESS && recorded;
+    /*
+     * A raise that came before the timeout is reported with it. A kernel that runs on may
+     * still raise later; that is never reported, as its output after this is not.
+     */
+    bool raised_in_time =
+        status == DEVRT_ERROR_TIMEOUT && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     uint64_t queued = module->launches_queued;
@@ -437,6 +443,9 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      */
     if (!running && !stopped && !lost)
         devrt_server_drain(device, module, last, queued);
+    /* Once the launch has returned, none of its output reaches the program (docs/output.md). */
+    if (running)
+        devrt_output_mute(module, e->slot);
     devrt_output_flush(module);
     /*
      * A raise or a fault (DEVRT_ERROR_LAUNCH) ends waves that may hold ports. When no other
@@ -472,8 +481,12 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     struct devrt_launch_report local;
     if (!report)
         report = &local;
+    char timeout[256] = "";
     if (status == DEVRT_SUCCESS) {
-        status = make_report(e, raised, report);
+        status = make_report(e, raised, true, report);
+    } else if (raised_in_time) {
+        snprintf(timeout, sizeof timeout, "%s", devrt_last_error());
+        make_report(e, true, !running, report);
     } else {
         memset(report, 0, sizeof *report);
         if (lost) {
@@ -512,11 +525,13 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     }
     pthread_mutex_unlock(&l->lock);
 
-    if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST) {
+    if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST || raised_in_time) {
         if (module->report_file) {
             fprintf(module->report_file, "%s\n", report->text);
             fflush(module->report_file);
         }
+        if (raised_in_time)
+            return devrt_fail(status, "%s; before it, %s", timeout, report->text);
         return devrt_fail(status, "%s", report->text);
     }
     return status;

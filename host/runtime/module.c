@@ -255,6 +255,7 @@ void devrt_module_unload(devrt_module *module)
     }
     pthread_mutex_destroy(&module->error_lock);
     pthread_mutex_destroy(&module->output_lock);
+    free(module->muted);
     free(module->path);
     if (!devrt_faults_leak_module(&device->server))
         free(module);
@@ -321,16 +322,18 @@ static void unflatten(uint64_t flat, const uint32_t size[3], uint32_t out[3])
 
 static void describe_exception(devrt_module *module, const char *kernel,
                                const struct devrt_launch_config *config,
-                               const struct devrt_exception_record *record,
+                               const struct devrt_exception_record *record, bool read_strings,
                                struct devrt_launch_report *report)
 {
     report->code = DEVRT_EXCEPTION_WORD_CODE(record->word);
     unflatten(DEVRT_EXCEPTION_WORD_WORKGROUP(record->word), config->grid, report->workgroup);
     unflatten(DEVRT_EXCEPTION_WORD_WORKITEM(record->word), config->block, report->workitem);
     if (__atomic_load_n(&record->detail_ready, __ATOMIC_ACQUIRE)) {
-        read_device_string(module->device, record->message, report->message,
-                           sizeof report->message);
-        read_device_string(module->device, record->file, report->file, sizeof report->file);
+        if (read_strings) {
+            read_device_string(module->device, record->message, report->message,
+                               sizeof report->message);
+            read_device_string(module->device, record->file, report->file, sizeof report->file);
+        }
         report->line = record->line;
         report->value = record->value;
     }
@@ -397,10 +400,10 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
 
 void devrt_describe_exception(devrt_module *module, const char *kernel,
                               const struct devrt_launch_config *config,
-                              const struct devrt_exception_record *record,
+                              const struct devrt_exception_record *record, bool read_strings,
                               struct devrt_launch_report *report)
 {
-    describe_exception(module, kernel, config, record, report);
+    describe_exception(module, kernel, config, record, read_strings, report);
 }
 
 /* The accessors of backend.h: backends see a module through these alone. */

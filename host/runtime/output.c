@@ -64,6 +64,46 @@ void devrt_output_flush(devrt_module *module)
     pthread_mutex_unlock(&module->output_lock);
 }
 
+void devrt_output_mute(devrt_module *module, const struct devrt_exception_record *record)
+{
+    pthread_mutex_lock(&module->output_lock);
+    if (module->muted_count == module->muted_capacity) {
+        size_t capacity = module->muted_capacity ? 2 * module->muted_capacity : 4;
+        const struct devrt_exception_record **muted =
+            realloc(module->muted, capacity * sizeof *muted);
+        if (muted) {
+            module->muted = muted;
+            module->muted_capacity = capacity;
+        }
+    }
+    if (module->muted_count < module->muted_capacity)
+        module->muted[module->muted_count++] = record;
+    else
+        module->muted_all = true;
+    pthread_mutex_unlock(&module->output_lock);
+}
+
+/* Whether the output of the launch of RECORD is dropped. Under the output lock. */
+static bool muted(const devrt_module *module, uint64_t record)
+{
+    if (module->muted_all)
+        return true;
+    for (size_t i = 0; i < module->muted_count; ++i)
+        if ((uint64_t)(uintptr_t)module->muted[i] == record)
+            return true;
+    return false;
+}
+
+uint64_t devrt_module_output_dropped(devrt_module *module)
+{
+    if (!module)
+        return 0;
+    pthread_mutex_lock(&module->output_lock);
+    uint64_t dropped = module->output_dropped;
+    pthread_mutex_unlock(&module->output_lock);
+    return dropped;
+}
+
 /*
  * The server's text and copy buffers go back after a request that made them larger than
  * this: a wave of long writes fills a few MiB, and growing the buffers anew for every one
@@ -183,9 +223,14 @@ static int serve(struct devrt_request *request, const char *what)
         .window = &module->device->server.window,
         .scratch = &module->device->server.scratch,
     };
+    pthread_mutex_lock(&module->output_lock);
+    if (muted(module, request->record)) {
+        module->output_dropped += (uint64_t)__builtin_popcountll(request->lane_mask);
+        pthread_mutex_unlock(&module->output_lock);
+        return 0;
+    }
     if (request->opcode == DEVRT_RPC_OUTPUT && module->device->ops->read_serving)
         fill_window(&source, request);
-    pthread_mutex_lock(&module->output_lock);
     for (uint64_t lanes = request->lane_mask; lanes; lanes &= lanes - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(lanes);
         const struct devrt_lane_message *m = &request->lane[lane];

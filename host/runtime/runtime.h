@@ -134,6 +134,15 @@ struct devrt_module {
     FILE *output_file;
     devrt_output_fn *output_fn;
     void *output_context;
+    /*
+     * The records of launches that returned past their timeout while their kernel ran on:
+     * their requests' output is dropped and counted (output.c), so that no output of a
+     * launch reaches the program after the launch has returned. Under output_lock.
+     */
+    const struct devrt_exception_record **muted;
+    size_t muted_count, muted_capacity;
+    bool muted_all; /* no memory to name one: every launch's output is dropped */
+    uint64_t output_dropped;
     struct devrt_state **state_variable;   /* device address of __devrt_state */
     struct devrt_state *state;             /* device memory */
     struct devrt_rpc_channel *channel;     /* device memory, what the device reads */
@@ -180,6 +189,7 @@ struct devrt_request {
     devrt_module *module;
     uint32_t opcode;
     uint64_t lane_mask;
+    uint64_t record; /* the sending launch's exception record (devrt_rpc_header.record) */
     struct devrt_lane_message *lane;
     struct devrt_rpc_packet *reply; /* one per lane, zeroed */
     char error[256];                /* a handler that refuses says why here */
@@ -275,6 +285,13 @@ static inline bool devrt_faults_keep_refused(const struct devrt_server *server)
     return hooks && hooks->keep_refused(server);
 }
 
+/* A test holds messages' last packets back, so that many messages are unfinished at once. */
+static inline bool devrt_faults_hold_end(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    return hooks && hooks->hold_end(server);
+}
+
 /* The state's flags for a module of DEVICE: what its backend and the fault settings allow. */
 static inline uint32_t devrt_faults_state_flags(devrt_device *device)
 {
@@ -339,9 +356,13 @@ int devrt_check_launch_args(devrt_module *module, const char *kernel, const stru
 int devrt_validate_launch(devrt_module *module, const char *kernel,
                           const struct devrt_launch_config *config, const struct devrt_arg *args,
                           size_t arg_count);
+/*
+ * RECORD's exception as a report. READ_STRINGS false: its message and file stay in device
+ * memory, whose copy may wait behind a kernel that runs on (a backend's copy is GPU work).
+ */
 void devrt_describe_exception(devrt_module *module, const char *kernel,
                               const struct devrt_launch_config *config,
-                              const struct devrt_exception_record *record,
+                              const struct devrt_exception_record *record, bool read_strings,
                               struct devrt_launch_report *report);
 
 /* heap.c */
@@ -363,6 +384,11 @@ int devrt_serve_output(struct devrt_request *request);
 int devrt_serve_printf(struct devrt_request *request);
 /* Flush the module's output file, if it has one. */
 void devrt_output_flush(devrt_module *module);
+/*
+ * The launch of RECORD has returned while its kernel runs on: from now on its output is
+ * dropped and counted. Once this returns, no unit of it is being written either.
+ */
+void devrt_output_mute(devrt_module *module, const struct devrt_exception_record *record);
 
 /* clock.c (devrt_now_ns and devrt_deadline: backend.h) */
 /* Sleeps NS nanoseconds, the whole of them through signals. */

@@ -150,6 +150,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
             .module = module,
             .opcode = port->opcode,
             .lane_mask = port->lane_mask,
+            .record = header.record,
             .lane = port->lane,
             .reply = reply,
         };

@@ -18,8 +18,9 @@
    doorbell only while the server's sleeping flag is set, and each launch has its own
    exception record in host-visible memory; 5: the heap's grow reply carries the slab's
    layout, which the device writes (devrt_heap_grow_reply); 6: RPC protocol v3, mailboxes
-   that count requests, a line per packet, one-word replies in per-lane slots */
-#define DEVRT_ABI_VERSION 6u
+   that count requests, a line per packet, one-word replies in per-lane slots; 7: a request names
+   its launch's exception record (devrt_rpc_header.record) */
+#define DEVRT_ABI_VERSION 7u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */

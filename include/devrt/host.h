@@ -346,6 +346,14 @@ typedef void devrt_output_fn(void *context, uint32_t stream, const char *data, s
 void devrt_module_set_output_file(devrt_module *module, FILE *file);
 /* Output to FN from now on; FN NULL: back to the output file. */
 void devrt_module_set_output_callback(devrt_module *module, devrt_output_fn *fn, void *context);
+/*
+ * Once devrt_launch, devrt_launch_wait or devrt_stream_wait has returned for a launch, no
+ * unit of that launch's output is written or passed to a callback any more: a kernel that
+ * runs on past its timeout (CUDA, HSA, HIP cannot stop one) has its later output dropped,
+ * so a program may free a callback's context as soon as the launch returns. This counts
+ * the units (lanes' messages) the module's kernels sent that were dropped so.
+ */
+uint64_t devrt_module_output_dropped(devrt_module *module);
 
 /*
  * Check ARGS against the parameters of KERNEL as the image at PATH records them, without a

@@ -108,7 +108,13 @@ struct devrt_rpc_header {
     uint32_t opcode;
     uint32_t flags;     /* devrt_rpc_flags */
     uint64_t lane_mask; /* lanes taking part; bit i is lane i's packet */
-    uint64_t unused[6]; /* the header has its line, so every packet starts one */
+    /*
+     * The sending launch's exception record (its state's `exception`, fixed while a kernel
+     * runs): which launch of the module the request comes from, so that the host can drop
+     * the output of a kernel that runs on past its timeout and no other launch's.
+     */
+    uint64_t record;
+    uint64_t unused[5]; /* the header has its line, so every packet starts one */
 };
 
 struct devrt_rpc_packet {
@@ -161,7 +167,8 @@ struct devrt_rpc_channel {
 DEVRT_LAYOUT(struct devrt_rpc_header, opcode, 0);
 DEVRT_LAYOUT(struct devrt_rpc_header, flags, 4);
 DEVRT_LAYOUT(struct devrt_rpc_header, lane_mask, 8);
-DEVRT_LAYOUT(struct devrt_rpc_header, unused, 16);
+DEVRT_LAYOUT(struct devrt_rpc_header, record, 16);
+DEVRT_LAYOUT(struct devrt_rpc_header, unused, 24);
 DEVRT_LAYOUT_SIZE(struct devrt_rpc_header, 64);
 DEVRT_LAYOUT(struct devrt_rpc_packet, word, 0);
 DEVRT_LAYOUT_SIZE(struct devrt_rpc_packet, 64);

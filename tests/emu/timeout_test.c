@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <devrt/abi.h>
 #include <devrt/host.h>
 
 #include "harness.h"
@@ -61,11 +62,13 @@ static struct harness_sink sink;
 static uint32_t block = 1; /* lanes per workgroup */
 
 /*
- * Whole lines of lanes, each line of a lane that said it printed written, up to every
- * lane's (a lane stopped after its line and before its count adds one); then the sink is
- * emptied for the next launch.
+ * Whole lines of lanes, at most one a lane; then the sink is emptied for the next launch.
+ * ENDED: the launch ran to its end, and every lane that said it printed has its line. Past
+ * a timeout, where the emulation stopped the lanes, likewise (a lane stopped after its line
+ * and before its count adds one); where the kernel runs on, the lines it sent after the
+ * launch returned are dropped (check_usable counts them). Returns the lines.
  */
-static void check_output(void)
+static long check_output(bool ended)
 {
     long lines = 0;
     for (const char *at = sink.data; at && *at; ++lines) {
@@ -78,9 +81,16 @@ static void check_output(void)
         at += end;
     }
     uint32_t printed = __atomic_load_n(&words[2], __ATOMIC_ACQUIRE);
-    CHECK(lines >= printed && lines <= LANES, "%ld lines, %u lanes printed", lines, printed);
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    if (ended)
+        CHECK(lines == printed, "%ld lines, %u lanes printed", lines, printed);
+    else if (stops)
+        CHECK(lines >= printed && lines <= LANES, "%ld lines, %u lanes printed", lines, printed);
+    else
+        CHECK(lines <= LANES, "%ld lines of %u lanes", lines, LANES);
     free(sink.data);
     sink = (struct harness_sink){0};
+    return lines;
 }
 
 /* The spin on a stream of its own, waited for: its status. */
@@ -114,8 +124,14 @@ static int launch_spin(uint64_t timeout_ns)
     return devrt_launch(module, "spin", &config, args, 3, NULL);
 }
 
-/* The module runs a launch to its end after whatever came before. */
-static void check_usable(uint32_t ran_before)
+/*
+ * The module runs a launch to its end after whatever came before, and all of that launch's
+ * output reaches the sink. DELIVERED (unless negative): the lines of the launch before,
+ * which timed out, that reached the sink before it returned. Each of its lanes printed one
+ * line; a line the kernel sent after that, if it ran on, was dropped: the next launch waits
+ * for the kernel and takes what it sent before it reports, so the two add up to every lane.
+ */
+static void check_usable(uint32_t ran_before, long delivered)
 {
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
     /*
@@ -132,7 +148,15 @@ static void check_usable(uint32_t ran_before)
     CHECK(status == DEVRT_SUCCESS, "the next launch: %s", devrt_last_error());
     CHECK(words[1] - ran_before == LANES, "the next launch ran %u lanes, expected %u",
           words[1] - ran_before, LANES);
-    check_output();
+    check_output(true);
+    uint64_t dropped = devrt_module_output_dropped(module);
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    if (delivered >= 0 && !stops && ran_before)
+        CHECK(delivered + (long)dropped == (long)LANES,
+              "%ld lines before the timeout and %" PRIu64 " dropped after it, expected %u in all",
+              delivered, dropped, LANES);
+    else
+        CHECK(dropped == 0, "%" PRIu64 " units of output dropped where no kernel ran on", dropped);
 }
 
 static void test_fires(void)
@@ -144,12 +168,12 @@ static void test_fires(void)
     CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
     CHECK(strstr(devrt_last_error(), "ran past its timeout"), "message: %s", devrt_last_error());
-    check_output();
+    long delivered = check_output(false);
     uint32_t ran = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
     bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
     /* Where the kernel runs on, the release lets it end before the next launch runs. */
     CHECK(ran == 0, "%u lanes got past the spin before the timeout", ran);
-    check_usable(stops ? 0 : LANES);
+    check_usable(stops ? 0 : LANES, delivered);
 }
 
 /*
@@ -170,7 +194,7 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     int status = spin_on_stream ? launch_spin_on_stream(TIMEOUT_NS) : launch_spin(TIMEOUT_NS);
     CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
-    check_output();
+    long delivered = check_output(false);
     CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "a stream: %s",
           devrt_last_error());
     if (!stream)
@@ -213,7 +237,7 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     devrt_stream_destroy(stream);
     if (other)
         devrt_module_unload(other);
-    check_usable(stops ? 0 : LANES);
+    check_usable(stops ? 0 : LANES, delivered);
 }
 
 /*
@@ -225,11 +249,10 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
  */
 static void test_unload_runaway(const char *image)
 {
-    /* The whole TIMEOUT_NS: every lane has printed by then, under TSan too (check_output). */
     int status = launch_spin(TIMEOUT_NS);
     CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
-    check_output();
+    check_output(false);
     FILE *report = tmpfile();
     devrt_module_set_report_file(module, report);
     double start = harness_seconds();
@@ -262,7 +285,7 @@ static void test_unload_runaway(const char *image)
     devrt_module_set_output_callback(module, harness_sink_append, &sink);
     /* CUDA, HIP: the spin ends with the release, before the next launch; elsewhere it was
        ended. */
-    check_usable(left ? LANES : 0);
+    check_usable(left ? LANES : 0, -1);
 }
 
 static void *launch_spin_thread(void *status)
@@ -334,7 +357,7 @@ static void test_after_sync(void)
           devrt_status_string(spin_status));
     CHECK(words[1] == LANES && words[3] == 1,
           "%u lanes of the spin and %u of mark ran, expected %u and 1", words[1], words[3], LANES);
-    check_output();
+    check_output(true);
     devrt_stream_destroy(stream);
 }
 
@@ -402,7 +425,150 @@ static void test_unload_while_waited(void)
     status = devrt_launch_wait(device, w.id, NULL);
     CHECK(status == DEVRT_ERROR_INVALID_ARGUMENT, "a second wait: status %d, expected %d", status,
           DEVRT_ERROR_INVALID_ARGUMENT);
-    check_output();
+    check_output(true);
+}
+
+/*
+ * What a program hands its output callback, and ends once the launch has returned: after
+ * that, a unit written to it is a use after free.
+ */
+struct output_context {
+    bool ended;     /* the program has let the context go */
+    uint32_t units; /* written while it lived */
+    uint32_t late;  /* written after it was let go */
+};
+
+static void count_unit(void *context, uint32_t stream, const char *data, size_t size)
+{
+    (void)stream;
+    (void)data;
+    (void)size;
+    struct output_context *c = context;
+    if (__atomic_load_n(&c->ended, __ATOMIC_ACQUIRE))
+        c->late++;
+    else
+        c->units++;
+}
+
+/*
+ * A kernel that prints only once released, after its launch has returned past its timeout:
+ * the program lets the callback's context go as soon as the launch returns (here it marks
+ * it ended, where a program would free it), then releases the kernel. None of the kernel's
+ * lines may reach the callback after that; every one of them is counted as dropped where
+ * the kernel ran on (the next launch waits for it and takes what it sent). Where the
+ * emulation stopped the lanes, none printed.
+ */
+static void test_free_context(void)
+{
+    struct output_context *context = calloc(1, sizeof *context);
+    if (!context) {
+        CHECK(false, "no memory");
+        return;
+    }
+    devrt_module_set_output_callback(module, count_unit, context);
+    const struct devrt_launch_config config = {
+        .grid = {LANES, 1, 1}, .block = {1, 1, 1}, .timeout_ns = TIMEOUT_NS};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1])};
+    int status = devrt_launch(module, "spin_then_print", &config, args, 2, NULL);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s): %s", status, devrt_status_string(status),
+          devrt_last_error());
+    __atomic_store_n(&context->ended, true, __ATOMIC_RELEASE);
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    /*
+     * Every lane has printed once it has counted itself. Only then is the next launch
+     * queued: HSA points the state at a later launch's record at once, not in queue order,
+     * and the kernel's lines after that would name that launch (docs/runtime.md, "Timeouts").
+     */
+    uint32_t waited_ms = 0;
+    while (!stops && __atomic_load_n(&words[1], __ATOMIC_ACQUIRE) < LANES &&
+           waited_ms < MARK_WAIT_MS) {
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        waited_ms += 10;
+    }
+    /* The next launch's output goes to the sink. A launch of the module waits for the
+       kernel, then for what it sent. */
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    status = launch_spin(0);
+    CHECK(status == DEVRT_SUCCESS, "the next launch: %s", devrt_last_error());
+    uint32_t ran = __atomic_load_n(&words[1], __ATOMIC_ACQUIRE);
+    uint64_t dropped = devrt_module_output_dropped(module);
+    printf("%u lanes printed after the timeout: %u units reached the ended context, %" PRIu64
+           " were dropped\n",
+           stops ? 0 : LANES, context->late, dropped);
+    CHECK(context->late == 0,
+          "%u units of the timed-out launch reached its context after it "
+          "returned",
+          context->late);
+    CHECK(context->units == 0, "%u units before the release, which nothing printed",
+          context->units);
+    CHECK(dropped == (stops ? 0 : LANES), "%" PRIu64 " units dropped, expected %u", dropped,
+          stops ? 0 : LANES);
+    CHECK(ran == (stops ? 0 : LANES) + LANES, "%u lanes ran in all", ran);
+    /* The next launch's own lines all came: only the timed-out launch's are dropped. */
+    CHECK(check_output(true) == LANES, "the next launch's lines");
+    free(context);
+}
+
+/*
+ * Workitem 0 raises while the others spin past the timeout: the launch reports both, the
+ * raise in *report and on the report file as a launch that only raised would, and
+ * DEVRT_ERROR_TIMEOUT with both in its message. The wait starts once every workitem has
+ * said it started, and the timeout counts from the wait on CUDA and HSA (on the emulation
+ * from the lanes' start; the raise comes right after the count there too). Where the kernel
+ * runs on, the raise's message stays in device memory (reading it would be a copy behind
+ * the kernel): code and place only.
+ */
+static void test_raise_and_timeout(void)
+{
+    FILE *file = tmpfile();
+    devrt_module_set_report_file(module, file);
+    const struct devrt_launch_config config = {
+        .grid = {LANES, 1, 1}, .block = {1, 1, 1}, .timeout_ns = TIMEOUT_NS};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                               DEVRT_ARG_PTR(&words[3])};
+    uint64_t id = 0;
+    int status = devrt_launch_async(module, "raise_then_spin", &config, args, 3, NULL, &id);
+    CHECK(status == DEVRT_SUCCESS, "the launch: %s", devrt_last_error());
+    if (status != DEVRT_SUCCESS)
+        return;
+    uint32_t waited_ms = 0;
+    while (__atomic_load_n(&words[3], __ATOMIC_ACQUIRE) < LANES && waited_ms < MARK_WAIT_MS) {
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        waited_ms += 10;
+    }
+    struct devrt_launch_report report = {0};
+    status = devrt_launch_wait(device, id, &report);
+    char said[1024] = "";
+    if (file) {
+        rewind(file);
+        said[fread(said, 1, sizeof said - 1, file)] = '\0';
+        fclose(file);
+    }
+    devrt_module_set_report_file(module, stderr);
+    printf("status %s: %s\nreport file: %s", devrt_status_string(status), devrt_last_error(), said);
+    bool stops = devrt_device_backend(device) == DEVRT_BACKEND_EMU;
+    if (__atomic_load_n(&words[3], __ATOMIC_ACQUIRE) == 0) {
+        printf("could not reach the condition: no workitem had started when the timeout came\n");
+        failures++;
+    } else {
+        CHECK(status == DEVRT_ERROR_TIMEOUT, "status %d (%s)", status, devrt_status_string(status));
+        CHECK(strstr(devrt_last_error(), "ran past its timeout") &&
+                  strstr(devrt_last_error(), "raised an argument error at workgroup (0,0,0)"),
+              "the message names both: %s", devrt_last_error());
+        CHECK(report.code == DEVRT_EXCEPTION_ARGUMENT && report.workgroup[0] == 0 &&
+                  report.workitem[0] == 0 && report.launch == id,
+              "the report: code %u, workgroup %u, launch %" PRIu64, report.code,
+              report.workgroup[0], report.launch);
+        CHECK(!stops || !strcmp(report.message, "raised before the spin"), "its message: %s",
+              report.message);
+        CHECK(strstr(said, "raised an argument error at workgroup (0,0,0)") != NULL,
+              "the report file: %s", said);
+    }
+    /* Released, the spinning workitems end: all but the one that raised. */
+    check_usable(stops ? 0 : LANES - 1, -1);
 }
 
 static volatile sig_atomic_t program_signals;
@@ -422,7 +588,7 @@ static void test_program_signal(void)
     int status = launch_spin(TIMEOUT_NS);
     CHECK(status == DEVRT_SUCCESS, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
-    check_output();
+    check_output(true);
     pthread_kill(pthread_self(), SIGRTMIN + 4);
     printf("the program's handler of SIGRTMIN + 4 ran %d time%s\n", (int)program_signals,
            program_signals == 1 ? "" : "s");
@@ -437,8 +603,7 @@ static void test_in_time(void)
     CHECK(status == DEVRT_SUCCESS, "status %d (%s): %s", status, devrt_status_string(status),
           devrt_last_error());
     CHECK(words[1] == LANES, "%u lanes ran, expected %u", words[1], LANES);
-    check_output();
-    check_usable(LANES);
+    check_usable(LANES, check_output(true));
 }
 
 int main(int argc, char **argv)
@@ -453,7 +618,9 @@ int main(int argc, char **argv)
                                         "program_signal",
                                         "unload_runaway",
                                         "after_sync",
-                                        "unload_while_waited"};
+                                        "unload_while_waited",
+                                        "free_context",
+                                        "raise_and_timeout"};
     const char *test = argc > 2 ? argv[2] : "";
     size_t known = 0;
     while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
@@ -461,7 +628,8 @@ int main(int argc, char **argv)
     if (argc < 3 || known == sizeof tests / sizeof *tests) {
         fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
                         "after_control|other_stream|other_stream_control|program_signal|"
-                        "unload_runaway|after_sync|unload_while_waited [emu|hsa|cuda]\n");
+                        "unload_runaway|after_sync|unload_while_waited|free_context|"
+                        "raise_and_timeout [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -487,6 +655,10 @@ int main(int argc, char **argv)
         test_after_sync();
     else if (!strcmp(test, "unload_while_waited"))
         test_unload_while_waited();
+    else if (!strcmp(test, "free_context"))
+        test_free_context();
+    else if (!strcmp(test, "raise_and_timeout"))
+        test_raise_and_timeout();
     else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
         test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else

@@ -23,6 +23,7 @@ struct devrt_faults {
     uint64_t pass_after_ring; /* the server's pass count when it woke from that sleep */
     bool awaiting_recovery;
     struct devrt_server_timeline_entry now; /* the hand-back being timed */
+    uint64_t hold_start_ns;                 /* when hold_ends_until first held a packet back */
 };
 
 /* The server's faults; only where the hooks are this library's, as every hook's are. */
@@ -60,11 +61,12 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     faults->stats = (struct devrt_fault_stats){0};
     faults->awaiting_recovery = false;
     faults->now = (struct devrt_server_timeline_entry){0};
+    faults->hold_start_ns = 0;
     const struct devrt_fault_settings *s = &faults->settings;
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
               s->keep_refused_message || s->leak_unloaded_modules ||
-              (s->timeline && s->timeline_capacity) || s->before_reclaim;
+              (s->timeline && s->timeline_capacity) || s->before_reclaim || s->hold_ends_until;
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -178,6 +180,32 @@ static void hook_hand_back(struct devrt_server *server)
     }
 }
 
+/*
+ * Until the server holds hold_ends_until bytes, no message ends. Once it does, or once the
+ * failsafe's time has passed (the waves cannot send that much at once), never again.
+ */
+static bool hook_hold_end(struct devrt_server *server)
+{
+    if (!faults_on(server))
+        return false;
+    struct devrt_faults *faults = faults_of(server);
+    size_t until = faults->settings.hold_ends_until;
+    if (!until)
+        return false;
+    uint64_t now = devrt_now_ns();
+    if (!faults->hold_start_ns)
+        faults->hold_start_ns = now;
+    if (server->buffered >= until) {
+        faults->stats.hold_reached = true;
+    } else if (now - faults->hold_start_ns >= (uint64_t)faults->settings.hold_limit_ms * 1000000u) {
+        faults->stats.hold_gave_up = true;
+    } else {
+        return true;
+    }
+    faults->settings.hold_ends_until = 0;
+    return false;
+}
+
 static bool hook_keep_refused(const struct devrt_server *server)
 {
     return faults_on(server) && faults_of(server)->settings.keep_refused_message;
@@ -224,6 +252,7 @@ static const struct devrt_fault_hooks hooks = {
     .seen = hook_seen,
     .keep_refused = hook_keep_refused,
     .hand_back = hook_hand_back,
+    .hold_end = hook_hold_end,
     .state_flags = hook_state_flags,
     .leak_module = hook_leak_module,
     .before_reclaim = hook_before_reclaim,

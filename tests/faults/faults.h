@@ -42,6 +42,14 @@ struct devrt_fault_settings {
      */
     size_t buffer_budget;
     bool unbounded_buffer; /* the control of the bound: it is off */
+    /*
+     * For the control of the bound: the server takes no message's last packet until it holds
+     * this many bytes of unfinished messages, so that many messages are unfinished at once
+     * however the machine schedules the waves. A failsafe gives up after hold_limit_ms (the
+     * statistics say whether the bytes were reached or the hold gave up).
+     */
+    size_t hold_ends_until;
+    uint32_t hold_limit_ms;
     /* The control of the drain of an ended kernel: it keeps to the bound as if it ran on. */
     bool drain_keeps_bound;
     /* A planted bug for the fuzzer to find: a refused message is not forgotten. */
@@ -87,8 +95,9 @@ struct devrt_fault_stats {
     /* Checks of an ended kernel's packets that met the bound: each taken at once, or,
        with drain_keeps_bound, checked again each pass until the favour comes to it. */
     uint64_t packets_after_end;
-    uint64_t stale_after_end; /* of the stale favourites, those while it was drained */
-    size_t timeline_entries;  /* entries written into settings.timeline */
+    uint64_t stale_after_end;        /* of the stale favourites, those while it was drained */
+    bool hold_reached, hold_gave_up; /* hold_ends_until's outcome */
+    size_t timeline_entries;         /* entries written into settings.timeline */
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */

@@ -16,6 +16,32 @@ DEVRT_KERNEL3(spin, uint32_t *, release, uint32_t *, ran, uint32_t *, printed)
     __atomic_fetch_add(ran, 1u, __ATOMIC_RELAXED);
 }
 
+/*
+ * Spins until released, then prints a line and counts itself: output that comes only after
+ * the host has seen the launch's timeout (timeout_test's free_context).
+ */
+DEVRT_KERNEL2(spin_then_print, uint32_t *, release, uint32_t *, ran)
+{
+    while (!__atomic_load_n(release, __ATOMIC_RELAXED))
+        ;
+    devrt_printf("lane %u after the spin\n", (uint32_t)devrt_global_id(DEVRT_X));
+    __atomic_fetch_add(ran, 1u, __ATOMIC_RELAXED);
+}
+
+/*
+ * Every workitem counts itself in *started; then workitem 0 raises, and the others spin until
+ * released and count themselves in *ran: a launch that both raises and runs past its timeout.
+ */
+DEVRT_KERNEL3(raise_then_spin, uint32_t *, release, uint32_t *, ran, uint32_t *, started)
+{
+    __atomic_fetch_add(started, 1u, __ATOMIC_RELAXED);
+    if (devrt_global_id(DEVRT_X) == 0)
+        devrt_signal_exception_code(DEVRT_EXCEPTION_ARGUMENT, "raised before the spin");
+    while (!__atomic_load_n(release, __ATOMIC_RELAXED))
+        ;
+    __atomic_fetch_add(ran, 1u, __ATOMIC_RELAXED);
+}
+
 /* Counts itself in *marked: a launch whose start the host can see. */
 DEVRT_KERNEL1(mark, uint32_t *, marked)
 {
