@@ -15,6 +15,13 @@
 
 struct devrt_server;
 
+/* Where a launch must wait for another thread or kernel (launch.c), which tests wait for. */
+enum devrt_launch_event {
+    DEVRT_LAUNCH_HELD,        /* a launch waits for an earlier one before it can go */
+    DEVRT_LAUNCH_WAIT_TAKEN,  /* a wait has taken a launch and concludes it */
+    DEVRT_LAUNCH_DETACH_WAITS /* an unload waits for a wait that has one of its launches */
+};
+
 struct devrt_fault_hooks {
     /* Waits on the doorbell as the backend would; may lose a ring. */
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
@@ -29,6 +36,7 @@ struct devrt_fault_hooks {
     bool (*leak_module)(struct devrt_server *server);
     /* A launch of MODULE that raised is concluded: its ports are about to be taken back. */
     void (*before_reclaim)(devrt_module *module);
+    void (*launch_event)(devrt_module *module, enum devrt_launch_event event);
     /* The server is told to stop, its lock held; it has stopped, and the hooks go. */
     void (*stop)(struct devrt_server *server);
     void (*release)(struct devrt_server *server);

@@ -150,6 +150,8 @@ static void run_entry(struct devrt_launch_entry *e)
 static void run_in_order(struct devrt_launches *l, struct devrt_launch_entry *e)
 {
     devrt_module *module = e->module;
+    if (module->launches_run != e->module_order)
+        devrt_faults_launch_event(module, DEVRT_LAUNCH_HELD);
     while (module->launches_run != e->module_order)
         pthread_cond_wait(&l->changed, &l->lock);
     pthread_mutex_unlock(&l->lock);
@@ -290,7 +292,11 @@ static int queue_entry_when_ready(devrt_module *module, struct devrt_launch_entr
     struct devrt_launches *l = &module->device->launches;
     struct timespec pause = {0, 50000};
     int status;
+    bool held = false;
     while ((status = queue_entry(module, e, args, arg_count)) == DEVRT_ENQUEUE_NOT_YET) {
+        if (!held)
+            devrt_faults_launch_event(module, DEVRT_LAUNCH_HELD);
+        held = true;
         pthread_mutex_unlock(&l->lock);
         nanosleep(&pause, NULL);
         pthread_mutex_lock(&l->lock);
@@ -577,6 +583,7 @@ bool devrt_launches_detach(devrt_module *module)
             break;
         /* A wait has it and concludes it: once that wait has unlinked it, look again. */
         if (e->taken) {
+            devrt_faults_launch_event(module, DEVRT_LAUNCH_DETACH_WAITS);
             pthread_cond_wait(&l->changed, &l->lock);
             continue;
         }
@@ -805,8 +812,10 @@ int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch
         pthread_cond_wait(&l->changed, &l->lock);
     }
     bool waitable = e && !e->taken;
-    if (waitable)
+    if (waitable) {
         e->taken = true;
+        devrt_faults_launch_event(e->module, DEVRT_LAUNCH_WAIT_TAKEN);
+    }
     pthread_mutex_unlock(&l->lock);
     if (!waitable)
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT,

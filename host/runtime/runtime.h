@@ -316,6 +316,14 @@ static inline void devrt_faults_before_reclaim(devrt_module *module)
         hooks->before_reclaim(module);
 }
 
+/* EVENT happened to a launch of MODULE; the launches' lock may be held. */
+static inline void devrt_faults_launch_event(devrt_module *module, enum devrt_launch_event event)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(&module->device->server);
+    if (hooks)
+        hooks->launch_event(module, event);
+}
+
 /* The server is told to stop, its lock held: a server a fault holds asleep must wake. */
 static inline void devrt_faults_stop(struct devrt_server *server)
 {

@@ -636,12 +636,20 @@ static void test_detach_waits(void *module, devrt_module *attached)
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&gate[0]), DEVRT_ARG_UINT(0), DEVRT_ARG_PTR(&gate[1])};
     CHECK(api->launch(module, "after_gate", 1, 1, args, 3) == 0, "launch after_gate");
     uint64_t waits = fake_gpu_synchronizations();
+    /* The fake HIP counts its calls: hipDeviceSynchronize is the detach's wait there. */
+    const char *hip_library = getenv("DEVRT_HIP_LIBRARY");
+    void *fake_hip = hip_library ? dlopen(hip_library, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    unsigned (*fake_hip_calls)(const char *) = fake_hip ? dlsym(fake_hip, "fake_hip_calls") : NULL;
+    unsigned hip_waits = fake_hip_calls ? fake_hip_calls("hipDeviceSynchronize") : 0;
     struct detach_thread d = {.attached = attached};
     pthread_t thread;
     pthread_create(&thread, NULL, detach_main, &d);
     if (emulated) {
         /* Until the detach is inside the API's synchronize, which waits for the gate. */
         while (fake_gpu_synchronizations() == waits)
+            sched_yield();
+    } else if (fake_hip_calls) {
+        while (fake_hip_calls("hipDeviceSynchronize") == hip_waits)
             sched_yield();
     } else {
         /* A GPU API's synchronize cannot be watched: give the detach time to reach it. */

@@ -101,6 +101,14 @@ unsigned fake_hip_calls(const char *name)
     return count;
 }
 
+/* Stream waits (hipStreamWaitEvent) that found their event not yet reached and blocked. */
+static unsigned blocked_waits;
+unsigned fake_hip_blocked_waits(void);
+unsigned fake_hip_blocked_waits(void)
+{
+    return __atomic_load_n(&blocked_waits, __ATOMIC_ACQUIRE);
+}
+
 size_t fake_hip_live_allocations(void);
 size_t fake_hip_live_allocations(void)
 {
@@ -164,6 +172,8 @@ static void run_op(struct op *op)
         break;
     case OP_WAIT:
         pthread_mutex_lock(&op->other->lock);
+        if (op->other->done < op->until)
+            __atomic_fetch_add(&blocked_waits, 1u, __ATOMIC_RELEASE);
         while (op->other->done < op->until)
             pthread_cond_wait(&op->other->changed, &op->other->lock);
         pthread_mutex_unlock(&op->other->lock);

@@ -30,7 +30,9 @@
  * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
  * came, for docs/reliability.md.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +43,9 @@
 #include <devrt/abi.h>
 #include <devrt/host.h>
 
+#include "faults.h"
 #include "harness.h"
+#include "hsasim_control.h"
 
 /*
  * The timeout of the launches that must run past it. Nothing is asked of the machine's
@@ -56,11 +60,12 @@
 #define FAILSAFE_NS 120000000000ull
 /* How long a launch that nothing holds back may take to start before the test gives up. */
 #define MARK_WAIT_MS 30000u
-/* How long after_sync's mark is watched while the spin runs: where nothing orders it, a
-   lane starts well within this on a loaded machine under a sanitizer. */
+/* On CUDA, which shows no hold, how long after_sync's mark is watched while the spin
+   runs: where nothing orders it, a lane starts well within this. */
 #define SYNC_WATCH_MS 1000u
 
 static devrt_device *device;
+static struct devrt_fault_stats launch_events(void);
 static devrt_module *module;
 /* [0] releases the spin, [1] counts the lanes that ran, [2] the lines they printed,
    [3] the lanes of mark */
@@ -166,6 +171,69 @@ static void check_usable(uint32_t ran_before, long delivered)
         CHECK(dropped == 0, "%" PRIu64 " units of output dropped where no kernel ran on", dropped);
 }
 
+static struct devrt_fault_stats launch_events(void)
+{
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    return stats;
+}
+
+/* A function of the test double behind DEVRT_VARIABLE's library, if it is one; else NULL. */
+static void *double_function(const char *variable, const char *name)
+{
+    const char *path = getenv(variable);
+    void *library = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    return library ? dlsym(library, name) : NULL;
+}
+
+/*
+ * A count that grows when a launch waits behind another, as each backend shows it: the
+ * launches devrt holds back itself (the emulation's streams, HSA's queueing while the state
+ * cannot be pointed in queue order), the HSA double's packets queued behind the one it runs,
+ * the fake HIP's stream waits that blocked. CUDA shows nothing (the test watches there).
+ */
+static uint64_t held_count(void)
+{
+    uint64_t held = launch_events().launches_held;
+    devrt_hsasim_count_fn *hsasim = double_function("DEVRT_TEST_HSA_LIBRARY", DEVRT_HSASIM_COUNT);
+    unsigned (*fake_hip)(void) = double_function("DEVRT_HIP_LIBRARY", "fake_hip_blocked_waits");
+    if (hsasim)
+        held += hsasim("waiting");
+    if (fake_hip)
+        held += fake_hip();
+    return held;
+}
+
+/*
+ * Waits until mark (words[3]) has started or a launch is held (held_count past HELD), or,
+ * on CUDA, which shows no hold, for WATCH_MS. Returns mark's lanes; HELD_SEEN says whether
+ * the hold was seen. Past MARK_WAIT_MS without either, the test fails, saying that it could
+ * not reach the condition.
+ */
+static uint32_t watch_mark(uint64_t held, uint32_t watch_ms, bool expected, bool *held_seen)
+{
+    bool watch = devrt_device_backend(device) == DEVRT_BACKEND_CUDA;
+    uint32_t marked = 0, waited_ms = 0;
+    *held_seen = false;
+    for (;;) {
+        marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+        *held_seen = !watch && held_count() > held;
+        if (watch ? waited_ms >= watch_ms && (!expected || marked) : marked || *held_seen)
+            break;
+        if (waited_ms >= MARK_WAIT_MS) {
+            printf("could not reach the condition: within %u ms mark neither started nor was "
+                   "held\n",
+                   MARK_WAIT_MS);
+            failures++;
+            break;
+        }
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+        waited_ms += 10;
+    }
+    return marked;
+}
+
 static void test_fires(void)
 {
     double start = harness_seconds();
@@ -209,30 +277,24 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
     uint64_t id = 0;
+    uint64_t held = held_count();
     status = devrt_launch_async(control ? other : module, "mark", &config, args, 1, stream, &id);
     CHECK(status == DEVRT_SUCCESS, "mark: %s", devrt_last_error());
     /* HSA's one queue runs every module's launches in order: nothing passes the spin there. */
     bool one_queue = devrt_device_backend(device) == DEVRT_BACKEND_HSA;
     uint32_t expected = stops || (control && !one_queue) ? 1 : 0;
     /*
-     * A launch held back must still not have started after 300 ms; one that is free to
-     * start is waited for up to MARK_WAIT_MS (a sanitized build on a loaded machine starts
-     * a thread in well under that): past it the test fails and says so, rather than waiting
-     * until the spin is released, which is never.
+     * Until mark has started, or is seen held behind the spin: a launch held back then has
+     * not started, however long the test waited. (On CUDA, which shows no hold, a launch
+     * held back must not have started after 300 ms.)
      */
-    uint32_t marked = 0, waited_ms = 0;
-    do {
-        struct timespec pause = {0, 10000000};
-        nanosleep(&pause, NULL);
-        waited_ms += 10;
-        marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
-    } while (waited_ms < 300 || (expected && !marked && waited_ms < MARK_WAIT_MS));
+    bool held_seen;
+    uint32_t marked = watch_mark(held, 300, expected, &held_seen);
     fflush(stdout);
-    printf("%u ms after the timeout, the spin %s, mark of %s: %u lane%s started\n", waited_ms,
+    printf("after the timeout, the spin %s, mark of %s: %u lane%s started%s\n",
            stops ? "stopped" : "running on", control ? "another module" : "the same module", marked,
-           marked == 1 ? "" : "s");
-    CHECK(marked == expected,
-          "%u lanes of mark started within %u ms while the spin %s, expected %u", marked, waited_ms,
+           marked == 1 ? "" : "s", held_seen ? ", and it is held" : "");
+    CHECK(marked == expected, "%u lanes of mark started while the spin %s, expected %u", marked,
           stops ? "was stopped" : "ran on", expected);
 
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
@@ -301,13 +363,18 @@ static void *launch_spin_thread(void *status)
     return NULL;
 }
 
-/* after_sync's watch: mark's lanes seen SYNC_WATCH_MS after the spin started, then the
+/* after_sync's watch: mark's lanes once it has started or is held (watch_mark), then the
    spin's release (on HSA the call that queues mark returns only after that). */
-static void *watch_then_release(void *marked)
+struct sync_watch {
+    uint64_t held; /* held_count before mark was queued */
+    uint32_t marked;
+};
+
+static void *watch_then_release(void *arg)
 {
-    struct timespec pause = {SYNC_WATCH_MS / 1000, SYNC_WATCH_MS % 1000 * 1000000};
-    nanosleep(&pause, NULL);
-    *(uint32_t *)marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    struct sync_watch *w = arg;
+    bool held_seen;
+    w->marked = watch_mark(w->held, SYNC_WATCH_MS, false, &held_seen);
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -322,7 +389,7 @@ static void test_after_sync(void)
 {
     pthread_t spinner, watcher;
     int spin_status = -1;
-    uint32_t marked_while_spinning = 0;
+    struct sync_watch watch = {0};
     devrt_stream *stream = NULL;
     CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "a stream: %s",
           devrt_last_error());
@@ -338,7 +405,8 @@ static void test_after_sync(void)
     }
     CHECK(printed == LANES, "%u lanes of the spin printed within %u ms, expected %u", printed,
           MARK_WAIT_MS, LANES);
-    if (pthread_create(&watcher, NULL, watch_then_release, &marked_while_spinning) != 0) {
+    watch.held = held_count();
+    if (pthread_create(&watcher, NULL, watch_then_release, &watch) != 0) {
         __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
         pthread_join(spinner, NULL);
         return;
@@ -354,12 +422,11 @@ static void test_after_sync(void)
     }
     pthread_join(watcher, NULL);
     pthread_join(spinner, NULL);
-    printf("%u ms after the synchronous spin started, mark of the same module on another "
-           "stream: %u lane%s started\n",
-           SYNC_WATCH_MS, marked_while_spinning, marked_while_spinning == 1 ? "" : "s");
-    CHECK(marked_while_spinning == 0,
-          "mark started while the synchronous spin of its module ran (%u lane)",
-          marked_while_spinning);
+    printf("while the synchronous spin ran, mark of the same module on another stream: %u "
+           "lane%s started\n",
+           watch.marked, watch.marked == 1 ? "" : "s");
+    CHECK(watch.marked == 0, "mark started while the synchronous spin of its module ran (%u lane)",
+          watch.marked);
     CHECK(spin_status == DEVRT_SUCCESS, "the spin: status %d (%s)", spin_status,
           devrt_status_string(spin_status));
     CHECK(words[1] == LANES && words[3] == 1,
@@ -388,10 +455,26 @@ static void *unload_module(void *unused)
     return NULL;
 }
 
-static void pause_ms(long ms)
+/*
+ * Waits until the count at FIELD of launch_events() passes BEFORE. Past MARK_WAIT_MS the
+ * test fails, saying that it could not reach the condition WHAT.
+ */
+static void await_event(size_t field, uint64_t before, const char *what)
 {
-    struct timespec pause = {ms / 1000, ms % 1000 * 1000000};
-    nanosleep(&pause, NULL);
+    for (uint32_t waited_ms = 0;; waited_ms += 10) {
+        struct devrt_fault_stats stats = launch_events();
+        uint64_t now;
+        memcpy(&now, (const char *)&stats + field, sizeof now);
+        if (now > before)
+            return;
+        if (waited_ms >= MARK_WAIT_MS) {
+            printf("could not reach the condition: %s, within %u ms\n", what, MARK_WAIT_MS);
+            failures++;
+            return;
+        }
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 /*
@@ -408,16 +491,21 @@ static void test_unload_while_waited(void)
                                DEVRT_ARG_PTR(&words[2])};
     struct waited_launch w = {.status = -1};
     pthread_t waiter, unloader;
+    struct devrt_fault_stats events = launch_events();
     int status = devrt_launch_async(module, "spin", &config, args, 3, NULL, &w.id);
     CHECK(status == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
     if (status != DEVRT_SUCCESS || pthread_create(&waiter, NULL, wait_for_launch, &w) != 0) {
         __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the unload must not wait on it */
         return;
     }
-    /* Both are under way before the release: the wait, then the unload. */
-    pause_ms(200);
+    /* Both are under way before the release: the wait has taken the launch, then the unload
+       waits for that wait. */
+    await_event(offsetof(struct devrt_fault_stats, waits_taken), events.waits_taken,
+                "the wait took the launch");
     bool unloading = pthread_create(&unloader, NULL, unload_module, NULL) == 0;
-    pause_ms(200);
+    if (unloading)
+        await_event(offsetof(struct devrt_fault_stats, detach_waits), events.detach_waits,
+                    "the unload waited for the wait");
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
     pthread_join(waiter, NULL);
     if (unloading) {
@@ -650,6 +738,7 @@ int main(int argc, char **argv)
     }
     devrt_module_set_output_callback(module, harness_sink_append, &sink);
     memset(words, 0, 4 * sizeof *words);
+    devrt_faults_set(device, &(struct devrt_fault_settings){.count_launch_events = true});
     if (!strcmp(test, "fires_in_wave"))
         block = 32;
     if (!strcmp(test, "in_time"))

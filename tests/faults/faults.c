@@ -24,6 +24,8 @@ struct devrt_faults {
     bool awaiting_recovery;
     struct devrt_server_timeline_entry now; /* the hand-back being timed */
     uint64_t hold_start_ns;                 /* when hold_ends_until first held a packet back */
+    /* While any setting is on (count_launch_events); atomic: see hook_launch_event. */
+    uint64_t launch_events[3];
 };
 
 /* The server's faults; only where the hooks are this library's, as every hook's are. */
@@ -66,7 +68,8 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
               s->keep_refused_message || s->leak_unloaded_modules ||
-              (s->timeline && s->timeline_capacity) || s->before_reclaim || s->hold_ends_until;
+              (s->timeline && s->timeline_capacity) || s->before_reclaim || s->hold_ends_until ||
+              s->count_launch_events;
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -99,6 +102,14 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->stale_favourites = server->stale_favourites;
     stats->packets_after_end = server->packets_after_end;
     stats->stale_after_end = server->stale_after_end;
+    if (faults) {
+        stats->launches_held =
+            __atomic_load_n(&faults->launch_events[DEVRT_LAUNCH_HELD], __ATOMIC_ACQUIRE);
+        stats->waits_taken =
+            __atomic_load_n(&faults->launch_events[DEVRT_LAUNCH_WAIT_TAKEN], __ATOMIC_ACQUIRE);
+        stats->detach_waits =
+            __atomic_load_n(&faults->launch_events[DEVRT_LAUNCH_DETACH_WAITS], __ATOMIC_ACQUIRE);
+    }
     pthread_mutex_unlock(&server->lock);
 }
 
@@ -233,6 +244,15 @@ static void hook_before_reclaim(devrt_module *module)
         s.before_reclaim(module, s.before_reclaim_arg);
 }
 
+static void hook_launch_event(devrt_module *module, enum devrt_launch_event event)
+{
+    struct devrt_server *server = &module->device->server;
+    if (!faults_on(server))
+        return;
+    /* Atomic, not under the server's lock: launch.c may hold the launches' lock here. */
+    __atomic_fetch_add(&faults_of(server)->launch_events[event], 1u, __ATOMIC_RELEASE);
+}
+
 static void hook_stop(struct devrt_server *server)
 {
     pthread_cond_broadcast(&faults_of(server)->changed); /* a server held by a setting */
@@ -256,6 +276,7 @@ static const struct devrt_fault_hooks hooks = {
     .state_flags = hook_state_flags,
     .leak_module = hook_leak_module,
     .before_reclaim = hook_before_reclaim,
+    .launch_event = hook_launch_event,
     .stop = hook_stop,
     .release = hook_release,
 };

@@ -68,6 +68,12 @@ struct devrt_fault_settings {
      */
     void (*before_reclaim)(devrt_module *module, void *arg);
     void *before_reclaim_arg;
+    /*
+     * Not a fault: count the launches' waits (launch_events below), so that a test can wait
+     * until a launch is held behind another, or a wait and an unload are under way, instead
+     * of sleeping long enough for it.
+     */
+    bool count_launch_events;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;
@@ -97,7 +103,10 @@ struct devrt_fault_stats {
     uint64_t packets_after_end;
     uint64_t stale_after_end;        /* of the stale favourites, those while it was drained */
     bool hold_reached, hold_gave_up; /* hold_ends_until's outcome */
-    size_t timeline_entries;         /* entries written into settings.timeline */
+    /* count_launch_events: launches held behind an earlier one before they could go; waits
+       that took a launch to conclude it; unloads that waited for such a wait */
+    uint64_t launches_held, waits_taken, detach_waits;
+    size_t timeline_entries; /* entries written into settings.timeline */
 };
 
 /* Replace the device's fault settings (zeroed: none); the statistics start over. */

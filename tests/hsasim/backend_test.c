@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "faults.h"
 #include "harness.h"
 #include "hsasim_control.h"
 
@@ -352,8 +353,16 @@ static void test_launch_lock(void)
     CHECK(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE), "the spin did not start in 10 s");
     pthread_t second, other;
     int queued = 0;
+    devrt_faults_set(device, &(struct devrt_fault_settings){.count_launch_events = true});
     CHECK(pthread_create(&second, NULL, launch_second, NULL) == 0, "no thread");
-    usleep(100000); /* the second launch waits for the spin by now */
+    /* Until the second launch waits for the spin (held, the launches' lock let go). */
+    struct devrt_fault_stats events = {0};
+    for (int i = 0; i < 10000 && !events.launches_held; ++i) {
+        devrt_faults_get(device, &events);
+        usleep(1000);
+    }
+    CHECK(events.launches_held, "could not reach the condition: the second launch was not "
+                                "held within 10 s");
     CHECK(pthread_create(&other, NULL, launch_other, &queued) == 0, "no thread");
     for (int i = 0; i < 10000 && !__atomic_load_n(&queued, __ATOMIC_ACQUIRE); ++i)
         usleep(1000);

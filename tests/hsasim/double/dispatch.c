@@ -169,5 +169,9 @@ __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *w
         return __atomic_load_n(&hsasim_counts.allocations, __ATOMIC_RELAXED);
     if (!strcmp(what, "node1_allocations"))
         return __atomic_load_n(&hsasim_counts.node1_allocations, __ATOMIC_RELAXED);
+    /* Packets reserved and not yet taken: queued behind the one a processor runs. */
+    if (!strcmp(what, "waiting"))
+        return __atomic_load_n(&hsasim_counts.reserved, __ATOMIC_ACQUIRE) -
+               __atomic_load_n(&hsasim_counts.taken, __ATOMIC_ACQUIRE);
     return UINT64_MAX;
 }

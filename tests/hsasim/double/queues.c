@@ -88,6 +88,7 @@ static void *packet_processor(void *arg)
                          (uint16_t)(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE),
                          __ATOMIC_RELAXED);
         __atomic_store_n(&q->read_index, index + 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&hsasim_counts.taken, 1u, __ATOMIC_RELAXED);
         if (header_type(header) != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
             hsasim_say("packet %llu: type %u, which devrt never sends", (unsigned long long)index,
                        header_type(header));
@@ -184,11 +185,13 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
 
 uint64_t hsa_queue_add_write_index_relaxed(const hsa_queue_t *queue, uint64_t value)
 {
+    __atomic_add_fetch(&hsasim_counts.reserved, value, __ATOMIC_RELAXED);
     return __atomic_fetch_add(&((struct queue *)queue)->write_index, value, __ATOMIC_RELAXED);
 }
 
 uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t *queue, uint64_t value)
 {
+    __atomic_add_fetch(&hsasim_counts.reserved, value, __ATOMIC_RELAXED);
     return __atomic_fetch_add(&((struct queue *)queue)->write_index, value, __ATOMIC_RELEASE);
 }
 
