@@ -258,6 +258,12 @@ uint32_t devrt_device_wave_size(const devrt_device *device);
 void devrt_device_set_wave_size(devrt_device *device, uint32_t wave_size);
 /* The options as devrt_device_open was given them. */
 const struct devrt_device_options *devrt_device_open_options(const devrt_device *device);
+/*
+ * A flag that a test (tests/faults) sets to stop the device's running launch as its timeout
+ * would, once a condition holds rather than after a time; NULL in every other program. A
+ * backend that can stop a kernel (the emulation) polls it while a launch runs.
+ */
+const bool *devrt_device_test_stop(devrt_device *device);
 
 /* module.c: what a backend's load, launches and unload read of a module. */
 devrt_device *devrt_module_device(const devrt_module *module);

@@ -353,6 +353,7 @@ static int emu_launch(devrt_module *module, const char *kernel,
                            ? devrt_emu_random_seed(emu->seed, launch)
                            : 0,
         .deadline = devrt_deadline(config->timeout_ns),
+        .cancel = devrt_device_test_stop(devrt_module_device(module)),
     };
     int status = DEVRT_SUCCESS;
     switch (devrt_emu_run_grid(&grid)) {

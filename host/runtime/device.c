@@ -216,3 +216,7 @@ const struct devrt_device_options *devrt_device_open_options(const devrt_device 
 {
     return &device->options;
 }
+const bool *devrt_device_test_stop(devrt_device *device)
+{
+    return devrt_faults_stop_flag(&device->server);
+}

@@ -37,6 +37,8 @@ struct devrt_fault_hooks {
     /* A launch of MODULE that raised is concluded: its ports are about to be taken back. */
     void (*before_reclaim)(devrt_module *module);
     void (*launch_event)(devrt_module *module, enum devrt_launch_event event);
+    /* The flag that stops the device's running launch as its timeout would. */
+    const bool *(*stop_flag)(struct devrt_server *server);
     /* The server is told to stop, its lock held; it has stopped, and the hooks go. */
     void (*stop)(struct devrt_server *server);
     void (*release)(struct devrt_server *server);

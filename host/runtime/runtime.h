@@ -316,6 +316,13 @@ static inline void devrt_faults_before_reclaim(devrt_module *module)
         hooks->before_reclaim(module);
 }
 
+/* The flag a test sets to stop the running launch (devrt_device_test_stop), or NULL. */
+static inline const bool *devrt_faults_stop_flag(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    return hooks ? hooks->stop_flag(server) : NULL;
+}
+
 /* EVENT happened to a launch of MODULE; the launches' lock may be held. */
 static inline void devrt_faults_launch_event(devrt_module *module, enum devrt_launch_event event)
 {

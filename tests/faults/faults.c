@@ -26,6 +26,7 @@ struct devrt_faults {
     uint64_t hold_start_ns;                 /* when hold_ends_until first held a packet back */
     /* While any setting is on (count_launch_events); atomic: see hook_launch_event. */
     uint64_t launch_events[3];
+    bool stop; /* atomic: devrt_device_test_stop's flag */
 };
 
 /* The server's faults; only where the hooks are this library's, as every hook's are. */
@@ -64,12 +65,13 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
     faults->awaiting_recovery = false;
     faults->now = (struct devrt_server_timeline_entry){0};
     faults->hold_start_ns = 0;
+    __atomic_store_n(&faults->stop, false, __ATOMIC_RELEASE);
     const struct devrt_fault_settings *s = &faults->settings;
     bool on = s->drop_doorbells || s->no_poll_recovery || s->stall_ms || s->hand_back_delay_us ||
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
               s->keep_refused_message || s->leak_unloaded_modules ||
               (s->timeline && s->timeline_capacity) || s->before_reclaim || s->hold_ends_until ||
-              s->count_launch_events;
+              s->count_launch_events || s->stop_after;
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
@@ -185,6 +187,12 @@ static void hook_hand_back(struct devrt_server *server)
         devrt_sleep_ns((uint64_t)faults->settings.stall_ms * 1000000u);
         faults->settings.stall_ms = 0;
     }
+    if (faults->settings.stop_after && server->deferred_packets &&
+        __atomic_load_n(faults->settings.stop_after, __ATOMIC_ACQUIRE) &&
+        !__atomic_load_n(&faults->stop, __ATOMIC_RELAXED)) {
+        faults->stats.stopped = true;
+        __atomic_store_n(&faults->stop, true, __ATOMIC_RELEASE);
+    }
     if (faults->settings.hand_back_delay_us) {
         faults->stats.delayed_hand_backs++;
         devrt_sleep_ns((uint64_t)faults->settings.hand_back_delay_us * 1000u);
@@ -253,6 +261,11 @@ static void hook_launch_event(devrt_module *module, enum devrt_launch_event even
     __atomic_fetch_add(&faults_of(server)->launch_events[event], 1u, __ATOMIC_RELEASE);
 }
 
+static const bool *hook_stop_flag(struct devrt_server *server)
+{
+    return &faults_of(server)->stop;
+}
+
 static void hook_stop(struct devrt_server *server)
 {
     pthread_cond_broadcast(&faults_of(server)->changed); /* a server held by a setting */
@@ -277,6 +290,7 @@ static const struct devrt_fault_hooks hooks = {
     .leak_module = hook_leak_module,
     .before_reclaim = hook_before_reclaim,
     .launch_event = hook_launch_event,
+    .stop_flag = hook_stop_flag,
     .stop = hook_stop,
     .release = hook_release,
 };

@@ -74,6 +74,13 @@ struct devrt_fault_settings {
      * of sleeping long enough for it.
      */
     bool count_launch_events;
+    /*
+     * A stop on a condition, not a clock: once *stop_after (the test's flag, set from its
+     * output callback, for instance, once a line has ended) reads true and the server has
+     * deferred a packet for the bound, the emulation stops the running launch as its timeout
+     * would (stats.stopped says that it did).
+     */
+    const bool *stop_after;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;
@@ -106,6 +113,7 @@ struct devrt_fault_stats {
     /* count_launch_events: launches held behind an earlier one before they could go; waits
        that took a launch to conclude it; unloads that waited for such a wait */
     uint64_t launches_held, waits_taken, detach_waits;
+    bool stopped;            /* stop_after stopped the launch */
     size_t timeline_entries; /* entries written into settings.timeline */
 };
 
