@@ -7,8 +7,24 @@
 # It ends with one table: each stage's tests passed, failed and skipped, as CTest counts
 # them (from the JUnit report each test preset writes, build/<preset>/junit.xml), and the
 # time it took. A stage that fails stops the suite, and the script exits with its status.
+#
+# --loaded runs it with the machine kept busy beside it, as a machine that runs other work
+# is: $DEVRT_LOAD busy processes (default four a core), stopped when the suite ends. Every
+# verdict must be the one an idle run gives (docs/reliability.md, "Under load").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+loaded=
+case ${1:-} in
+--loaded) loaded=1 ;;
+"") ;;
+*)
+    echo "usage: tests/run-all.sh [--loaded]" >&2
+    exit 2
+    ;;
+esac
+# The busy processes of --loaded, each a shell loop named devrt-load-PID (this script's).
+load_pids=()
 
 # The table's rows, one a stage: name|result|passed|failed|skipped|seconds.
 rows=()
@@ -53,6 +69,10 @@ duration() {
 
 summary() {
     local status=$? name result passed failed skipped seconds line listed
+    if [[ ${#load_pids[@]} -gt 0 ]]; then
+        kill "${load_pids[@]}" 2>/dev/null || true
+        wait "${load_pids[@]}" 2>/dev/null || true
+    fi
     if [[ -n $stage ]]; then
         row "$stage" failed "$(counts "$stage_dir")" $((SECONDS - stage_start))
     fi
@@ -75,6 +95,9 @@ summary() {
         printf '%-10s %-8s %7s %7s %8s %7s\n' "$name" "$result" "$passed" "$failed" "$skipped" \
             "$(duration "$seconds")"
     done
+    if [[ -n $loaded ]]; then
+        echo "run-all.sh: under load: ${#load_pids[@]} busy processes beside it"
+    fi
     if [[ $status -eq 0 ]]; then
         echo "run-all.sh: passed"
     elif [[ -n $stage ]]; then
@@ -87,6 +110,12 @@ summary() {
 trap summary EXIT
 
 toolchain/setup.sh
+if [[ -n $loaded ]]; then
+    for ((i = 0; i < ${DEVRT_LOAD:-$(($(nproc) * 4))}; ++i)); do
+        bash -c "exec -a devrt-load-$$ bash -c 'while :; do :; done'" &
+        load_pids+=($!)
+    done
+fi
 run_stage default test default
 run_stage makefiles makefiles makefiles
 # The device bitcode and its codegen tests with the other LLVMs consumers have (16: Julia

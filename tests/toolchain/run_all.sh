@@ -9,11 +9,14 @@
 #   fail-build      the default stage fails before its tests (1), where a report of an earlier
 #                   run lies: 1, and that report is not counted
 #   no-sanitizers   DEVRT_SKIP_SANITIZERS=1: asan and tsan skipped, 0
+#   loaded          --loaded with DEVRT_LOAD=3: every stage runs beside 3 busy processes,
+#                   which are gone once the suite has ended: 0
 #
 # Exit status: 0 as expected, 1 not, 2 usage.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 case_=${1:-}
+arguments=()
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/tests/common" "$root/toolchain" "$root/bin"
@@ -30,6 +33,12 @@ dir=$3
 var=FAKE_$3
 read -r status passed failed skipped <<<"${!var}"
 mkdir -p "build/$dir"
+# --loaded: the stage runs beside FAKE_LOAD busy processes of its run-all.sh (its parent).
+if [[ -n ${FAKE_LOAD:-} ]]; then
+    echo "$PPID" >"$FAKE_LOAD_PID"
+    load=$(pgrep -c -f "^devrt-load-$PPID " || true)
+    [[ $load == "$FAKE_LOAD" ]] || { echo "$3: $load busy processes, expected $FAKE_LOAD"; exit 5; }
+fi
 seq 1 100 | sed "s/^/$3: a line of output /"
 if [[ -n $passed ]]; then
     {
@@ -105,14 +114,32 @@ asan       skipped        -       -        -       -
 tsan       skipped        -       -        -       -
 run-all.sh: passed"
     ;;
+loaded)
+    export DEVRT_LOAD=3 FAKE_LOAD=3 FAKE_LOAD_PID=$root/load_pid
+    arguments=(--loaded)
+    expected_status=0
+    expected="$header
+default    passed         5       0        2 T
+makefiles  passed         -       -        - T
+llvm16     passed         4       0        0 T
+llvm22     passed         6       0        0 T
+asan       passed         3       0        0 T
+tsan       passed         3       0        1 T
+run-all.sh: under load: 3 busy processes beside it
+run-all.sh: passed"
+    ;;
 *)
-    echo "usage: run_all.sh pass|fail-tests|fail-build|no-sanitizers" >&2
+    echo "usage: run_all.sh pass|fail-tests|fail-build|no-sanitizers|loaded" >&2
     exit 2
     ;;
 esac
 
 status=0
-output=$(PATH="$root/bin:$PATH" "$root/tests/run-all.sh" 2>&1) || status=$?
+output=$(PATH="$root/bin:$PATH" "$root/tests/run-all.sh" "${arguments[@]}" 2>&1) || status=$?
+if [[ -n ${FAKE_LOAD:-} ]] && pgrep -f "^devrt-load-$(cat "$FAKE_LOAD_PID") " >/dev/null; then
+    echo "run_all.sh $case_: busy processes outlived the suite"
+    exit 1
+fi
 lines=$(wc -l <<<"$expected")
 tail=$(tail -n "$lines" <<<"$output" | sed -E 's/ +[0-9]+m[0-9]{2}s$/ T/')
 if [[ $status -ne $expected_status || $tail != "$expected" ]]; then
