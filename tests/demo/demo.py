@@ -26,23 +26,25 @@ def main():
     tmp = amdgcn.workdir()
     print(f"devrt: {args.bitcode}")
     print("kernel all_functions (every device function), linked the way a JIT does:\n")
-    print(f"{'target':8} {'wave':>4} {'VGPRs':>5} {'SGPRs':>5} {'scratch':>7}  result", flush=True)
+    # As wide as the longest target's name (gfx9-4-generic), so that the columns line up.
+    w = max(len("target"), *(len(cpu) for cpu in amdgcn.TARGETS))
+    print(f"{'target':{w}} {'wave':>4} {'VGPRs':>5} {'SGPRs':>5} {'scratch':>7}  result", flush=True)
     failed = 0
     llvm = tc.llvm_major()
     for cpu, wave in amdgcn.TARGETS.items():
         # The table lists every target devrt supports; this LLVM knows only some of them.
         first = amdgcn.gfx_targets.ROWS[cpu]["llvm"]
         if first > llvm:
-            print(f"{cpu:8} {wave:>4} {'-':>5} {'-':>5} {'-':>7}  skipped: needs LLVM {first} "
+            print(f"{cpu:{w}} {wave:>4} {'-':>5} {'-':>5} {'-':>7}  skipped: needs LLVM {first} "
                   f"or newer (this is LLVM {llvm}; docs/llvm-versions.md)")
             continue
         try:
             co = tc.build(KERNEL, cpu, tmp)
             m = tc.metadata(co)["all_functions"]
-            print(f"{cpu:8} {wave:>4} {m['vgpr']:>5} {m['sgpr']:>5} {m['scratch']:>7}  linked")
+            print(f"{cpu:{w}} {wave:>4} {m['vgpr']:>5} {m['sgpr']:>5} {m['scratch']:>7}  linked")
         except amdgcn.BuildError as e:
             failed += 1
-            print(f"{cpu:8} {wave:>4} {'-':>5} {'-':>5} {'-':>7}  FAILED: {e}")
+            print(f"{cpu:{w}} {wave:>4} {'-':>5} {'-':>5} {'-':>7}  FAILED: {e}")
     return 1 if failed or not run_demo_kernel(args) else 0
 
 

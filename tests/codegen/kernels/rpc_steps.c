@@ -5,6 +5,10 @@
  */
 #include "rpc_client.h"
 
+/* The hand-over names the launch's record from the kernel state, which the library's
+   state.c defines; these kernels are built without the library. */
+__attribute__((visibility("protected"))) struct devrt_state *__devrt_state;
+
 /* The send (this lane's packet, then the header) and the outbox flip. */
 DEVRT_KERNEL3(step_hand_over, struct devrt_rpc_channel *, channel, uint32_t, index, uint32_t,
               outbox)
