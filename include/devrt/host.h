@@ -162,7 +162,8 @@ static inline struct devrt_arg devrt_arg_of_bytes(const void *data, uint32_t siz
  * grid counts workgroups and block counts workitems per workgroup, in each dimension.
  * timeout_ns, if not 0, bounds the launch (on the emulation from when its lanes start, on
  * CUDA and HSA from when the launch is waited for): past it the launch is
- * DEVRT_ERROR_TIMEOUT with the kernel's output so far written. What then becomes of the
+ * DEVRT_ERROR_TIMEOUT with the kernel's output so far written (its later output is dropped,
+ * and a raise that came before the timeout is in the report). What then becomes of the
  * kernel depends on the backend (docs/runtime.md, "Timeouts"): the emulation stops its lanes
  * and the module stays usable; CUDA and HSA cannot stop a kernel, which runs on until it ends.
  * Initialise it by field ({.grid = {...}, .block = {...}}): the positional form leaves
