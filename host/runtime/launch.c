@@ -814,7 +814,9 @@ int devrt_launch_wait(devrt_device *device, uint64_t launch, struct devrt_launch
     bool waitable = e && !e->taken;
     if (waitable) {
         e->taken = true;
-        devrt_faults_launch_event(e->module, DEVRT_LAUNCH_WAIT_TAKEN);
+        /* Not of a launch its module's unload concluded: that module is gone. */
+        if (!e->finished)
+            devrt_faults_launch_event(e->module, DEVRT_LAUNCH_WAIT_TAKEN);
     }
     pthread_mutex_unlock(&l->lock);
     if (!waitable)
