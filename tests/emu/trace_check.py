@@ -4,6 +4,7 @@ writes (docs/runtime.md, "Tracing") against what the program did.
 
     trace_check.py --status N --trace FILE --via option|environment|off
                    [--kernel NAME] [--raises] [--heap] [--min-flushes N]
+                   [--launches N --raised M --tracks K]
                    -- COMMAND [ARG]...
 
 --via option: COMMAND names FILE itself (devrt-run --trace FILE); environment: the checker
@@ -17,6 +18,10 @@ request and output event of the server inside the launch's span; the server's ev
 after another (one thread); the output counter's units and bytes those of COMMAND's
 standard output; an exception event exactly when --raises, inside the launch, after the
 requests; with --heap, heap_grow requests and a growing heap counter.
+
+With --launches, COMMAND is a program of several launches on several streams (not
+devrt-run): N launch events on K tracks, each id once, M of them raised, each with its
+exception instant at its end, and every request inside some launch.
 """
 import argparse
 import json
@@ -62,6 +67,36 @@ def check_format(trace):
         if expected not in names:
             fail(f"no metadata naming track {expected[0]} {expected[1]!r}")
     return other
+
+
+def check_launches(trace, args):
+    other = check_format(trace)
+    events = trace["traceEvents"]
+    launches = [e for e in events if e.get("cat") == "launch"]
+    exceptions = [e for e in events if e.get("cat") == "exception"]
+    raised = [e for e in launches if e["args"]["status"] == "exception"]
+    tracks = {e["tid"] for e in launches}
+    ids = [e["args"]["launch"] for e in launches if e["args"]["launch"]]
+    if len(launches) != args.launches or len(raised) != args.raised:
+        fail(f"{len(launches)} launches, {len(raised)} raised; expected {args.launches}, "
+             f"{args.raised}")
+    if len(tracks) != args.tracks:
+        fail(f"launches on tracks {sorted(tracks)}, expected {args.tracks} tracks")
+    if len(ids) != len(set(ids)):
+        fail(f"a launch id twice: {sorted(ids)}")
+    if len(exceptions) != len(raised):
+        fail(f"{len(exceptions)} exception events for {len(raised)} raised launches")
+    for x in exceptions:
+        owner = [e for e in raised if e["args"]["launch"] == x["args"]["launch"] and
+                 e["tid"] == x["tid"] and abs(end(e) - x["ts"]) <= SLACK_US]
+        if len(owner) != 1:
+            fail(f"an exception at no raised launch's end: {x}")
+    for r in (e for e in events if e.get("cat") == "request"):
+        if not any(e["ts"] - SLACK_US <= r["ts"] and end(r) <= end(e) + SLACK_US
+                   for e in launches):
+            fail(f"a request outside every launch: {r}")
+    print(f"trace_check.py: {len(events)} events: {len(launches)} launches on "
+          f"{len(tracks)} tracks, {len(raised)} raised, {other.get('flushes')} flushes")
 
 
 def check(trace, args, stdout):
@@ -140,6 +175,9 @@ def main(argv):
     parser.add_argument("--raises", action="store_true")
     parser.add_argument("--heap", action="store_true")
     parser.add_argument("--min-flushes", type=int, default=1)
+    parser.add_argument("--launches", type=int)
+    parser.add_argument("--raised", type=int, default=0)
+    parser.add_argument("--tracks", type=int, default=1)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -166,7 +204,10 @@ def main(argv):
             trace = json.load(f)
     except (OSError, ValueError) as error:
         fail(f"cannot read the trace: {error}")
-    check(trace, args, run.stdout)
+    if args.launches is not None:
+        check_launches(trace, args)
+    else:
+        check(trace, args, run.stdout)
     return 0
 
 
