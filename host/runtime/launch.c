@@ -462,9 +462,17 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     struct devrt_trace *trace = devrt_trace_of(device);
     /* The host sees a queued kernel end when its wait returns; the emulation's, itself. */
     uint64_t ended_ns = DEVRT_TRACING(trace) && !e->ended_ns ? devrt_now_ns() : e->ended_ns;
-    if (!running && !stopped && !lost && devrt_server_drain(device, module, last, queued) &&
-        DEVRT_TRACING(trace))
-        ended_ns = devrt_now_ns(); /* until its last request was served */
+    if (!running && !stopped && !lost)
+        devrt_server_drain(device, module, last, queued);
+    /*
+     * The launch lasts until the server has finished what its kernel sent: a request may
+     * still be served as the kernel ends, or be left to the drain. Only the module's last
+     * launch: a later one's requests may have been served since.
+     */
+    if (DEVRT_TRACING(trace) && last) {
+        uint64_t served = devrt_server_served_ns(device, module);
+        ended_ns = served > ended_ns ? served : ended_ns;
+    }
     /* Once the launch has returned, none of its output reaches the program (docs/output.md). */
     if (running)
         devrt_output_mute(module, e->slot);

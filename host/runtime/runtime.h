@@ -182,6 +182,7 @@ struct devrt_module {
     uint64_t packets_taken, packets_drained;
     /* Drains under way of kernels that have ended: the bound holds nothing back from them. */
     uint32_t ended_drains;
+    uint64_t trace_served_ns;      /* devrt_server_served_ns, under the server's lock */
     struct devrt_module_info info; /* where its load spent its time */
     /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
     bool attached, detaching;
@@ -224,8 +225,9 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
  * ends).
  */
 #define DEVRT_DRAIN_ENDED UINT64_MAX
-/* Returns whether it waited: the module's kernels had left requests to the server. */
-bool devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued);
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued);
+/* When the server last finished a request of MODULE while the trace was on (trace.h). */
+uint64_t devrt_server_served_ns(devrt_device *device, devrt_module *module);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
 

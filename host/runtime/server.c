@@ -189,9 +189,11 @@ static bool serve_port(devrt_module *module, uint32_t index)
     module->packets_taken++;
     module->device->server.packets_taken++;
     /* A message's last packet, or a refusal: one event a request, not one a packet. */
-    if (DEVRT_TRACING(trace) && (status != DEVRT_RPC_OK || !(header.flags & DEVRT_RPC_MORE)))
-        devrt_trace_request(trace, trace_start, devrt_now_ns(), index, opcode, lane_mask, units,
-                            bytes, status != DEVRT_RPC_OK);
+    if (DEVRT_TRACING(trace) && (status != DEVRT_RPC_OK || !(header.flags & DEVRT_RPC_MORE))) {
+        module->trace_served_ns = devrt_now_ns();
+        devrt_trace_request(trace, trace_start, module->trace_served_ns, index, opcode, lane_mask,
+                            units, bytes, status != DEVRT_RPC_OK);
+    }
     return true;
 }
 
@@ -389,13 +391,12 @@ static bool still_ended(const devrt_module *module, bool ended, uint64_t queued)
                      __atomic_load_n(&module->launches_queued, __ATOMIC_RELAXED) == queued);
 }
 
-bool devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued)
+void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued)
 {
     struct devrt_server *server = &device->server;
     pthread_mutex_lock(&server->lock);
-    bool counted = false, waited = false;
+    bool counted = false;
     while (!module_idle(module)) {
-        waited = true;
         /* A launch queued meanwhile may be running: its messages are held to the bound. */
         if (counted != still_ended(module, ended, queued)) {
             counted = !counted;
@@ -420,7 +421,7 @@ bool devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, 
     /* Under the lock the server takes packets with: none of a later launch's is taken now. */
     if (!still_ended(module, ended, queued) || module->packets_taken == module->packets_drained) {
         pthread_mutex_unlock(&server->lock);
-        return waited;
+        return;
     }
     module->packets_drained = module->packets_taken;
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i) {
@@ -430,7 +431,14 @@ bool devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, 
         }
     }
     pthread_mutex_unlock(&server->lock);
-    return waited;
+}
+
+uint64_t devrt_server_served_ns(devrt_device *device, devrt_module *module)
+{
+    pthread_mutex_lock(&device->server.lock);
+    uint64_t served = module->trace_served_ns;
+    pthread_mutex_unlock(&device->server.lock);
+    return served;
 }
 
 /*
