@@ -131,7 +131,8 @@ static void write_record(struct devrt_trace *trace, const struct record *r)
         fprintf(f,
                 "\"ph\":\"X\",\"cat\":\"request\",\"name\":\"%s\",\"dur\":%.3f,\"args\":{"
                 "\"port\":%" PRIu64 ",\"opcode\":%" PRIu64 ",\"lanes\":%" PRIu64,
-                opcode_name(r->arg[1]), dur, r->arg[0], r->arg[1], r->arg[2] & 0xffffffffu);
+                opcode_name(r->arg[1]), dur, r->arg[0] & 0xffffffffu, r->arg[1],
+                r->arg[2] & 0xffffffffu);
         if (r->arg[1] == DEVRT_RPC_OUTPUT || r->arg[1] == DEVRT_RPC_PRINTF)
             fprintf(f, ",\"units\":%" PRIu64 ",\"bytes\":%" PRIu64, r->arg[2] >> 32, r->arg[3]);
         fprintf(f, ",\"refused\":%s}}", r->arg[0] >> 63 ? "true" : "false");
@@ -247,7 +248,18 @@ static int start(devrt_device *device, const char *path, size_t capacity)
     fputs("}}", trace->file);
     metadata(trace, "thread_name", TRACK_LAUNCHES, "launches");
     metadata(trace, "thread_name", TRACK_SERVER, "server");
-    __atomic_store_n(&device->trace, trace, __ATOMIC_RELEASE);
+    /* Two callers at once: one trace wins, the other is refused as if it came second. */
+    struct devrt_trace *none = NULL;
+    if (!__atomic_compare_exchange_n(&device->trace, &none, trace, false, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED)) {
+        fclose(trace->file);
+        pthread_mutex_destroy(&trace->lock);
+        free(trace->path);
+        free(trace->records);
+        free(trace);
+        return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_device_trace: the device is traced "
+                                                        "already");
+    }
     return DEVRT_SUCCESS;
 }
 
