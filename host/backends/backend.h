@@ -73,6 +73,9 @@ struct devrt_launch_entry {
     struct devrt_launch_entry *after_runaway;
     const char *kernel;
     struct devrt_launch_config config;
+    /* For the trace (trace.h), read only while it is on: when the launch was queued, and
+       when a backend without queues started and ended it. */
+    uint64_t queued_ns, started_ns, ended_ns;
     struct devrt_exception_record *slot; /* host-visible: this launch's record */
     bool new_slot;                       /* the state must be pointed at slot first */
     uint64_t module_order;               /* the module's launches run in this order */
@@ -98,7 +101,9 @@ struct devrt_launch_entry {
 
 struct devrt_stream {
     devrt_device *device;
-    void *backend; /* the backend's queue (a CUstream) */
+    uint32_t number; /* the device's streams in the order made: the trace's track */
+    bool is_default; /* the device's default stream, fixed when made */
+    void *backend;   /* the backend's queue (a CUstream) */
     devrt_stream *next;
     struct devrt_launch_list launches; /* launches whose report is untaken */
     /* The backends without enqueue: a thread runs the stream's launches in order. */

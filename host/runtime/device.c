@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops *ops, void *backend,
                         int index, const struct devrt_device_options *options, devrt_device **out)
@@ -14,6 +15,7 @@ int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops 
     if (!device)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a device");
     device->kind = kind;
+    device->index = index;
     device->ops = ops;
     device->backend = backend;
     if (options) {
@@ -36,6 +38,14 @@ int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops 
         return status;
     }
     devrt_launches_init(device);
+    status = devrt_trace_from_environment(device);
+    if (status != DEVRT_SUCCESS) {
+        devrt_launches_fini(device);
+        devrt_server_stop(device);
+        ops->close(device);
+        free(device);
+        return status;
+    }
     device->open_driver_ns = opened - start;
     device->open_runtime_ns = devrt_now_ns() - opened;
     *out = device;
@@ -70,6 +80,8 @@ void devrt_device_close(devrt_device *device)
         devrt_module_unload(device->server.modules);
     devrt_launches_fini(device);
     devrt_server_stop(device);
+    /* Nothing records any more: the server and the stream threads have ended. */
+    devrt_trace_finish(device);
     device->ops->close(device);
     free(device);
 }

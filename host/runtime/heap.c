@@ -10,6 +10,7 @@
 #include <devrt/heap.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 #define DEFAULT_INITIAL_BYTES (4u << 20)
 #define DEFAULT_MAX_BYTES (256u << 20)
@@ -205,6 +206,9 @@ int devrt_serve_heap_grow(struct devrt_request *request)
         uint64_t address =
             reserve_pages(request->module, small ? 1 : devrt_heap_large_pages(block_size));
         struct devrt_heap_grow_reply reply = slab_layout(request->module, address, block_size);
+        struct devrt_trace *trace = devrt_trace_of(request->module->device);
+        if (DEVRT_TRACING(trace))
+            devrt_trace_heap(trace, devrt_now_ns(), heap->reserved_bytes);
         _Static_assert(sizeof reply <= sizeof request->reply[lane], "a grow reply is one packet");
         memcpy(&request->reply[lane], &reply, sizeof reply);
     }

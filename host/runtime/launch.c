@@ -25,6 +25,7 @@
 
 #include "runtime.h"
 #include "slots.h"
+#include "trace.h"
 
 static bool has_queues(const devrt_device *device)
 {
@@ -121,11 +122,16 @@ static void run_entry(struct devrt_launch_entry *e)
     devrt_module *module = e->module;
     devrt_device *device = module->device;
     int status = DEVRT_SUCCESS;
+    bool traced = DEVRT_TRACING(devrt_trace_of(device));
+    if (traced)
+        e->started_ns = devrt_now_ns();
     if (e->new_slot &&
         device->ops->write(device, &module->state->exception, &e->slot, sizeof e->slot) != 0)
         status = devrt_fail(DEVRT_ERROR_BACKEND, "cannot point the state at a launch's record");
     if (status == DEVRT_SUCCESS)
         status = device->ops->launch(module, e->kernel, &e->config, e->args, e->arg_count);
+    if (traced)
+        e->ended_ns = devrt_now_ns();
     e->run_status = status;
     if (status != DEVRT_SUCCESS)
         e->run_error = strdup(devrt_last_error());
@@ -190,6 +196,7 @@ static devrt_stream *new_stream(devrt_device *device, bool with_queue)
         return NULL;
     }
     s->device = device;
+    s->number = device->launches.streams_made++;
     pthread_cond_init(&s->work, NULL);
     if (with_queue && device->ops->stream_create && device->ops->stream_create(s) != 0) {
         pthread_cond_destroy(&s->work);
@@ -207,8 +214,11 @@ static devrt_stream *stream_for(devrt_device *device, devrt_stream *stream)
     if (stream)
         return stream;
     /* The default stream is the backend's own queue (stream->backend NULL). */
-    if (!device->launches.default_stream)
+    if (!device->launches.default_stream) {
         device->launches.default_stream = new_stream(device, false);
+        if (device->launches.default_stream)
+            device->launches.default_stream->is_default = true;
+    }
     return device->launches.default_stream;
 }
 
@@ -240,6 +250,8 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
      * count before knows then that the module's kernels may run again.
      */
     e->module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
+    if (DEVRT_TRACING(devrt_trace_of(device)))
+        e->queued_ns = devrt_now_ns();
     e->after = module->last;
     /*
      * A kernel that ran on past its timeout is still before it, its report taken or not.
@@ -447,8 +459,20 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
      * end; the server goes on serving it, and what it sent so far is flushed below. A
      * stopped kernel was drained as soon as it ended (run_entry).
      */
+    struct devrt_trace *trace = devrt_trace_of(device);
+    /* The host sees a queued kernel end when its wait returns; the emulation's, itself. */
+    uint64_t ended_ns = DEVRT_TRACING(trace) && !e->ended_ns ? devrt_now_ns() : e->ended_ns;
     if (!running && !stopped && !lost)
         devrt_server_drain(device, module, last, queued);
+    /*
+     * The launch lasts until the server has finished what its kernel sent: a request may
+     * still be served as the kernel ends, or be left to the drain. Only the module's last
+     * launch: a later one's requests may have been served since.
+     */
+    if (DEVRT_TRACING(trace) && last) {
+        uint64_t served = devrt_server_served_ns(device, module);
+        ended_ns = served > ended_ns ? served : ended_ns;
+    }
     /* Once the launch has returned, none of its output reaches the program (docs/output.md). */
     if (running)
         devrt_output_mute(module, e->slot);
@@ -531,6 +555,12 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     }
     pthread_mutex_unlock(&l->lock);
 
+    if (DEVRT_TRACING(trace)) {
+        devrt_trace_launch(trace, e, e->queued_ns, e->started_ns, ended_ns, status);
+        if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST ||
+            raised_in_time)
+            devrt_trace_exception(trace, e, ended_ns, report->text);
+    }
     if (status == DEVRT_ERROR_EXCEPTION || status == DEVRT_ERROR_DEVICE_REQUEST || raised_in_time) {
         if (module->report_file) {
             fprintf(module->report_file, "%s\n", report->text);

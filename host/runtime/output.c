@@ -123,9 +123,13 @@ struct units {
  * a unit either, and costs one lock of the FILE instead of one per lane. A callback that
  * sends the output elsewhere sends the request's next units there too.
  */
-static void write_units(devrt_module *module, const struct devrt_text *text,
+static void write_units(struct devrt_request *request, const struct devrt_text *text,
                         const struct units *units)
 {
+    devrt_module *module = request->module;
+    /* For the trace: every text starts at 0, so the last unit ends where their bytes do. */
+    request->units += units->count;
+    request->bytes += units->count ? units->end[units->count - 1] : 0;
     size_t start = 0;
     for (uint32_t i = 0; i < units->count && module->output_fn; ++i) {
         devrt_module *outer = in_callback;
@@ -254,7 +258,7 @@ static int serve(struct devrt_request *request, const char *what)
                          "%s, lane %u: no host memory for its output", what, lane);
             status = -1;
             /* The units before this lane's are whole: they go now, and the text starts over. */
-            write_units(module, text, &units);
+            write_units(request, text, &units);
             units.count = 0;
             text->length = 0;
             text->failed = false;
@@ -265,7 +269,7 @@ static int serve(struct devrt_request *request, const char *what)
         units.end[units.count] = text->length;
         units.stream[units.count++] = m->arg;
     }
-    write_units(module, text, &units);
+    write_units(request, text, &units);
     /* Streamed, not held back until the launch ends: a pipe or file sees it now. */
     if (module->output_file && !module->output_fn)
         fflush(module->output_file);

@@ -75,6 +75,7 @@ struct devrt_launches {
     struct devrt_launch_list launches; /* every launch whose report is untaken */
     devrt_stream *streams;
     devrt_stream *default_stream;
+    uint32_t streams_made; /* numbers the streams for the trace */
 };
 
 struct devrt_device {
@@ -93,6 +94,8 @@ struct devrt_device {
     /* Set once, by devrt_device_mark_lost: lost_why is written before lost is released. */
     bool lost, lost_claimed;
     char lost_why[512];
+    int index;                 /* as opened: the trace's process id */
+    struct devrt_trace *trace; /* NULL: off (trace.h) */
 };
 
 /* What the server keeps of a message while its packets arrive. */
@@ -179,6 +182,7 @@ struct devrt_module {
     uint64_t packets_taken, packets_drained;
     /* Drains under way of kernels that have ended: the bound holds nothing back from them. */
     uint32_t ended_drains;
+    uint64_t trace_served_ns;      /* devrt_server_served_ns, under the server's lock */
     struct devrt_module_info info; /* where its load spent its time */
     /* Attached to a module the program loaded (attach.c): the program launches its kernels. */
     bool attached, detaching;
@@ -193,6 +197,9 @@ struct devrt_request {
     struct devrt_lane_message *lane;
     struct devrt_rpc_packet *reply; /* one per lane, zeroed */
     char error[256];                /* a handler that refuses says why here */
+    /* What an output handler wrote, for the trace: units (lines, writes) and their bytes. */
+    uint32_t units;
+    uint64_t bytes;
 };
 
 typedef int devrt_request_handler(struct devrt_request *request);
@@ -219,6 +226,8 @@ void devrt_server_detach(devrt_device *device, devrt_module *module);
  */
 #define DEVRT_DRAIN_ENDED UINT64_MAX
 void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, uint64_t queued);
+/* When the server last finished a request of MODULE while the trace was on (trace.h). */
+uint64_t devrt_server_served_ns(devrt_device *device, devrt_module *module);
 /* After a drained launch that raised: unlock the ports that ended waves left locked. */
 int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module);
 

@@ -17,6 +17,7 @@
 #include "message_assembly.h"
 #include "poll_policy.h"
 #include "runtime.h"
+#include "trace.h"
 
 static int serve_echo(struct devrt_request *request)
 {
@@ -133,6 +134,11 @@ static bool serve_port(devrt_module *module, uint32_t index)
 
     char why[256];
     uint32_t status = DEVRT_RPC_OK;
+    struct devrt_trace *trace = devrt_trace_of(module->device);
+    uint64_t trace_start = DEVRT_TRACING(trace) ? devrt_now_ns() : 0;
+    /* What the trace says of the request: the header's, until a handler has run. */
+    uint32_t opcode = header.opcode, units = 0;
+    uint64_t lane_mask = header.lane_mask, bytes = 0;
     /* The handler's replies; only the lanes of an accepted request are zeroed, read or
        written back. */
     struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
@@ -157,6 +163,10 @@ static bool serve_port(devrt_module *module, uint32_t index)
         serving = module->device;
         int refused = handlers[port->opcode](&request);
         serving = NULL;
+        opcode = request.opcode;
+        lane_mask = request.lane_mask;
+        units = request.units;
+        bytes = request.bytes;
         if (refused != 0) {
             record_request_error(module, index, "opcode %u: %s", port->opcode, request.error);
             status = DEVRT_RPC_REFUSED;
@@ -178,6 +188,12 @@ static bool serve_port(devrt_module *module, uint32_t index)
                      __ATOMIC_RELEASE);
     module->packets_taken++;
     module->device->server.packets_taken++;
+    /* A message's last packet, or a refusal: one event a request, not one a packet. */
+    if (DEVRT_TRACING(trace) && (status != DEVRT_RPC_OK || !(header.flags & DEVRT_RPC_MORE))) {
+        module->trace_served_ns = devrt_now_ns();
+        devrt_trace_request(trace, trace_start, module->trace_served_ns, index, opcode, lane_mask,
+                            units, bytes, status != DEVRT_RPC_OK);
+    }
     return true;
 }
 
@@ -235,7 +251,11 @@ static void *server_main(void *arg)
          */
         __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
         size_t taken = serve_all(server);
+        struct devrt_trace *trace = devrt_trace_of(device);
+        uint64_t slept = DEVRT_TRACING(trace) && !taken ? devrt_now_ns() : 0;
         devrt_faults_wait_doorbell(device, armed, taken ? 0 : DEVRT_SERVER_POLL_MS);
+        if (slept)
+            devrt_trace_sleep(trace, slept, devrt_now_ns(), DEVRT_SERVER_POLL_MS);
         /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
         __atomic_store_n(&device->doorbell->sleeping, 0u, __ATOMIC_RELAXED);
     }
@@ -411,6 +431,14 @@ void devrt_server_drain(devrt_device *device, devrt_module *module, bool ended, 
         }
     }
     pthread_mutex_unlock(&server->lock);
+}
+
+uint64_t devrt_server_served_ns(devrt_device *device, devrt_module *module)
+{
+    pthread_mutex_lock(&device->server.lock);
+    uint64_t served = module->trace_served_ns;
+    pthread_mutex_unlock(&device->server.lock);
+    return served;
 }
 
 /*

@@ -256,6 +256,14 @@ enum devrt_backend devrt_device_backend(const devrt_device *device);
  * (docs/runtime.md, "Timeouts"); only the process's end stops it.
  */
 int devrt_device_stops_kernels(const devrt_device *device);
+/*
+ * Traces DEVICE into PATH, created now: its launches, requests, output, heap growth,
+ * exceptions and the server's sleeps, written as Chrome trace-event JSON (Perfetto,
+ * chrome://tracing) by devrt_device_close (docs/runtime.md, "Tracing"). DEVRT_TRACE=PATH
+ * in the environment does the same at devrt_device_open. DEVRT_ERROR_INVALID_ARGUMENT
+ * for a device traced already or a PATH that cannot be written.
+ */
+int devrt_device_trace(devrt_device *device, const char *path);
 
 /* What a device is, as devrt-run --list shows it. */
 struct devrt_device_info {

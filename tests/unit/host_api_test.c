@@ -15,6 +15,8 @@
  *   host_api_test wrong_backend IMAGE WHAT  IMAGE loaded on the emulation is refused with
  *                                 DEVRT_ERROR_IMAGE and a message that says it is WHAT (dlopen
  *                                 said it "cannot open shared object file")
+ *   host_api_test trace FILE      devrt_device_trace refuses no device, no file and a device
+ *                                 traced already; FILE, traced, is whole JSON once closed
  *
  * Exits 0 when the case holds, 1 when it does not (a crash is the failure before the fix).
  */
@@ -22,6 +24,26 @@
 #include <stdint.h>
 
 #include "harness.h"
+
+/* Run with DEVRT_TRACE unset: the one trace is the call's. */
+static void trace(devrt_device *device, const char *path)
+{
+    CHECK(devrt_device_trace(NULL, path) == DEVRT_ERROR_INVALID_ARGUMENT, "no device");
+    CHECK(devrt_device_trace(device, NULL) == DEVRT_ERROR_INVALID_ARGUMENT, "no file");
+    CHECK(devrt_device_trace(device, path) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_device_trace(device, path) == DEVRT_ERROR_INVALID_ARGUMENT &&
+              strstr(devrt_last_error(), "traced already"),
+          "traced twice: %s", devrt_last_error());
+    devrt_device_close(device);
+    FILE *file = fopen(path, "r");
+    char text[4096] = "";
+    size_t length = file ? fread(text, 1, sizeof text - 1, file) : 0;
+    if (file)
+        fclose(file);
+    CHECK(!strncmp(text, "{\"traceEvents\":[", strlen("{\"traceEvents\":[")) &&
+              strstr(text, "\"dropped\":0") && length > 2 && !strcmp(text + length - 2, "}\n"),
+          "%s: not a whole trace: '%s'", path, text);
+}
 
 static void null_handles(void)
 {
@@ -148,7 +170,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: host_api_test null_handles|bad_open|mem_alloc_limits|mem_alloc_control|"
-                "callback_switches IMAGE|wrong_backend IMAGE WHAT\n");
+                "callback_switches IMAGE|wrong_backend IMAGE WHAT|trace FILE\n");
         return 2;
     }
     if (!strcmp(argv[1], "null_handles")) {
@@ -172,7 +194,10 @@ int main(int argc, char **argv)
         callback_switches(device, argv[2]);
     else if (!strcmp(argv[1], "wrong_backend") && argc == 4)
         wrong_backend(device, argv[2], argv[3]);
-    else {
+    else if (!strcmp(argv[1], "trace") && argc == 3) {
+        trace(device, argv[2]);
+        return failures ? 1 : 0; /* closed */
+    } else {
         fprintf(stderr, "unknown case %s\n", argv[1]);
         failures++;
     }

@@ -34,7 +34,7 @@
 static const char usage[] =
     "usage: devrt-run IMAGE [KERNEL] [--grid X[,Y,Z]] [--block X[,Y,Z]]\n"
     "                 [--backend hsa|hip|emu|cuda] [--device N] [--wave 1|32|64]\n"
-    "                 [--timeout SECONDS] [-- ARG...]\n"
+    "                 [--timeout SECONDS] [--trace FILE] [-- ARG...]\n"
     "       devrt-run --explain IMAGE KERNEL --target GFX [--json] [--grid ...] [--block ...]\n"
     "                 [-- ARG...]\n"
     "       devrt-run --list | --help | --version\n"
@@ -47,6 +47,9 @@ static const char usage[] =
     "  --wave sets the lanes per wave of the emulation (default $DEVRT_EMU_WAVE, else 32).\n"
     "  --timeout bounds the kernel's run: past it the emulation stops the kernel, while CUDA,\n"
     "  HIP and HSA cannot, and devrt-run exits, which ends it with the process.\n"
+    "  --trace writes a trace of the run to FILE, Chrome trace-event JSON that Perfetto and\n"
+    "  chrome://tracing open: the launch, each request the server served, the output, heap\n"
+    "  growth, exceptions and the server's sleeps. It overrides $DEVRT_TRACE.\n"
     "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64,\n"
     "  buf:BYTES for a zeroed buffer the kernel and the host share, or bytes:HEX for a\n"
     "  value given byte by byte in memory order (a struct). Arguments that do not\n"
@@ -527,7 +530,7 @@ static int list_devices(void)
 /* Everything after the command line: check, open, load, launch. Returns the exit status. */
 static int run(const char *image, const char *kernel, enum devrt_backend backend, int index,
                const struct devrt_device_options *options, const struct devrt_launch_config *config,
-               struct devrt_arg *args, const size_t *buffers, size_t arg_count)
+               struct devrt_arg *args, const size_t *buffers, size_t arg_count, const char *trace)
 {
     /* An image per GPU (kernels.{target}.hsaco) is known once the device is open. */
     bool per_target = strstr(image, "{target}") != NULL;
@@ -557,6 +560,9 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         }
     }
 
+    /* --trace names the one file: the environment's would trace the device a second time. */
+    if (trace)
+        unsetenv("DEVRT_TRACE");
     devrt_device *device;
     if (devrt_device_open(backend, index, options, &device) != DEVRT_SUCCESS) {
         fprintf(stderr, "devrt-run: %s backend: %s\n", devrt_backend_name(backend),
@@ -564,6 +570,10 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
         return 2;
     }
     int exit_code = 0;
+    if (trace && devrt_device_trace(device, trace) != DEVRT_SUCCESS) {
+        fprintf(stderr, "devrt-run: %s\n", devrt_last_error());
+        exit_code = 2;
+    }
     char path[4096];
     if (per_target && (devrt_device_image_path(device, image, path, sizeof path) ||
                        devrt_image_check_args(path, backend, kernel, args, arg_count))) {
@@ -615,7 +625,7 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
 
 int main(int argc, char **argv)
 {
-    const char *image = NULL, *kernel = NULL, *target = NULL;
+    const char *image = NULL, *kernel = NULL, *target = NULL, *trace = NULL;
     bool explaining = false, json = false;
     struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     enum devrt_backend backend = DEVRT_BACKEND_AUTO;
@@ -679,6 +689,10 @@ int main(int argc, char **argv)
                                  "--timeout, not",
                                  t);
             config.timeout_ns = (uint64_t)(seconds * 1e9);
+        } else if (option(argc, argv, &i, "--trace", &v)) {
+            if (!v || !*v)
+                return bad_usage("expected a file after", "--trace");
+            trace = v;
         } else if (option(argc, argv, &i, "--wave", &v)) {
             const char *w = v ? v : "";
             if (strcmp(w, "1") && strcmp(w, "32") && strcmp(w, "64"))
@@ -719,7 +733,8 @@ int main(int argc, char **argv)
     if (!exit_code && explaining)
         exit_code = explain(image, kernel, target, json, &config, args, buffers, arg_count);
     else if (!exit_code)
-        exit_code = run(image, kernel, backend, index, &options, &config, args, buffers, arg_count);
+        exit_code =
+            run(image, kernel, backend, index, &options, &config, args, buffers, arg_count, trace);
     for (size_t i = 0; args && i < arg_count; ++i)
         if (args[i].type == DEVRT_ARG_BYTES)
             free(args[i].value.pointer);
