@@ -110,29 +110,51 @@ static void add(struct message *m, const char *format, ...)
         m->used += (size_t)n < sizeof m->text - m->used ? (size_t)n : sizeof m->text - 1 - m->used;
 }
 
-int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+static const char *bytes(uint64_t n)
+{
+    return n == 1 ? "byte" : "bytes";
+}
+
+/* Both lists, of the parameters and of the arguments given, the latter cut at the former's
+   length: a count the caller got wrong must not lead to reading past its array. */
+static void add_lists(struct message *m, const char *kernel, const struct devrt_params *p,
+                      const struct devrt_arg *args, size_t arg_count)
+{
+    add(m, "kernel %s takes %zu argument%s", kernel, p->count, p->count == 1 ? "" : "s");
+    for (size_t i = 0; i < p->count; ++i)
+        add(m, "%s%u %s%s", i ? ", " : " (", p->sizes[i], bytes(p->sizes[i]),
+            i + 1 == p->count ? ")" : "");
+    add(m, ", given %zu", arg_count);
+    size_t listed = arg_count < p->count ? arg_count : p->count;
+    for (size_t i = 0; i < listed; ++i) {
+        size_t size = devrt_arg_size(&args[i]);
+        add(m, "%s%s: %zu %s", i ? ", " : " (", arg_type_label(args[i].type), size, bytes(size));
+    }
+    if (listed && arg_count > listed)
+        add(m, ", and %zu more", arg_count - listed);
+    if (listed)
+        add(m, ")");
+}
+
+int devrt_check_arguments(const char *caller, const char *kernel, const struct devrt_params *p,
                           const struct devrt_arg *args, size_t arg_count)
 {
-    size_t differs = 0; /* the first argument whose size is not its parameter's, from 1 */
-    if (count == arg_count)
-        for (size_t i = 0; i < count && !differs; ++i)
-            if (devrt_arg_size(&args[i]) != sizes[i])
-                differs = i + 1;
-    if (count == arg_count && !differs)
-        return DEVRT_SUCCESS;
-
     struct message m = {.used = 0};
-    add(&m, "kernel %s takes %zu argument%s", kernel, count, count == 1 ? "" : "s");
-    for (size_t i = 0; i < count; ++i)
-        add(&m, "%s%u bytes%s", i ? ", " : " (", sizes[i], i + 1 == count ? ")" : "");
-    add(&m, ", given %zu", arg_count);
-    for (size_t i = 0; i < arg_count; ++i)
-        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_label(args[i].type),
-            devrt_arg_size(&args[i]), i + 1 == arg_count ? ")" : "");
-    if (differs)
-        add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
-            devrt_arg_size(&args[differs - 1]), sizes[differs - 1]);
-    return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+    if (arg_count != p->count) {
+        add_lists(&m, kernel, p, args, arg_count);
+        return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+    }
+    int status = devrt_check_arg_types(caller, args, arg_count);
+    for (size_t i = 0; i < arg_count && status == DEVRT_SUCCESS; ++i) {
+        size_t size = devrt_arg_size(&args[i]);
+        if (size != p->sizes[i]) {
+            add_lists(&m, kernel, p, args, arg_count);
+            add(&m, "; argument %zu is %zu %s where the kernel takes %u", i + 1, size, bytes(size),
+                p->sizes[i]);
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+        }
+    }
+    return status;
 }
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -151,15 +173,17 @@ int devrt_amdgpu_find_kernel(const struct devrt_amdgpu_metadata *metadata, const
     return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s", m.text);
 }
 
-int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+int devrt_check_code_object_arguments(const char *caller,
+                                      const struct devrt_amdgpu_metadata *metadata,
                                       const char *path, const char *kernel,
                                       const struct devrt_arg *args, size_t arg_count)
 {
     const struct devrt_amdgpu_kernel *k;
     int status = devrt_amdgpu_find_kernel(metadata, path, kernel, &k);
-    if (status == DEVRT_SUCCESS)
-        status =
-            devrt_check_arguments(kernel, k->explicit_sizes, k->explicit_count, args, arg_count);
+    if (status == DEVRT_SUCCESS) {
+        struct devrt_params params = {k->explicit_count, k->explicit_sizes};
+        status = devrt_check_arguments(caller, kernel, &params, args, arg_count);
+    }
     return status;
 }
 #endif

@@ -266,7 +266,7 @@ static void test_launch(const char *path)
          3,
          DEVRT_ERROR_ARGUMENTS,
          "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 3 (u64: 8 bytes, u32: 4 "
-         "bytes, u32: 4 bytes)"},
+         "bytes, and 1 more)"},
         {"a u32 for a u64",
          {DEVRT_ARG_UINT(99), DEVRT_ARG_UINT(2)},
          2,
@@ -278,6 +278,14 @@ static void test_launch(const char *path)
          0,
          DEVRT_ERROR_ARGUMENTS,
          "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 0"},
+        /* A count past the array's end: the count is compared before any argument is read
+           (the types were checked first, reading on past the array). */
+        {"a count of (size_t)-1",
+         {DEVRT_ARG_U64(99), DEVRT_ARG_UINT(2)},
+         (size_t)-1,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 18446744073709551615 (u64: "
+         "8 bytes, u32: 4 bytes, and 18446744073709551613 more)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         int status = devrt_launch(module, "raise_at", &config, cases[i].args, cases[i].count, NULL);
