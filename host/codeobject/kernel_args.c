@@ -4,6 +4,7 @@
  * no device.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,32 @@ static const char *bytes(uint64_t n)
     return n == 1 ? "byte" : "bytes";
 }
 
+/* Whether a parameter of KIND takes an argument of TYPE (its size is compared apart). */
+static bool kind_takes(uint32_t kind, enum devrt_arg_type type)
+{
+    bool floating = type == DEVRT_ARG_F32 || type == DEVRT_ARG_F64;
+    switch (kind) {
+    case DEVRT_PARAM_POINTER: return type == DEVRT_ARG_POINTER;
+    case DEVRT_PARAM_SIGNED:
+    case DEVRT_PARAM_UNSIGNED: return type != DEVRT_ARG_POINTER && !floating;
+    case DEVRT_PARAM_FLOAT: return floating || type == DEVRT_ARG_BYTES;
+    case DEVRT_PARAM_VALUE: return type != DEVRT_ARG_POINTER;
+    default: return true;
+    }
+}
+
+/* A parameter of KIND and SIZE as a message says it. */
+static void add_kind(struct message *m, uint32_t kind, uint32_t size)
+{
+    switch (kind) {
+    case DEVRT_PARAM_POINTER: add(m, "a pointer"); break;
+    case DEVRT_PARAM_SIGNED: add(m, "a %u-bit signed integer", 8 * size); break;
+    case DEVRT_PARAM_UNSIGNED: add(m, "a %u-bit unsigned integer", 8 * size); break;
+    case DEVRT_PARAM_FLOAT: add(m, "a %u-bit float", 8 * size); break;
+    default: add(m, "%u %s by value", size, bytes(size)); break;
+    }
+}
+
 /* Both lists, of the parameters and of the arguments given, the latter cut at the former's
    length: a count the caller got wrong must not lead to reading past its array. */
 static void add_lists(struct message *m, const char *kernel, const struct devrt_params *p,
@@ -146,8 +173,24 @@ int devrt_check_arguments(const char *caller, const char *kernel, const struct d
     }
     int status = devrt_check_arg_types(caller, args, arg_count);
     for (size_t i = 0; i < arg_count && status == DEVRT_SUCCESS; ++i) {
-        size_t size = devrt_arg_size(&args[i]);
-        if (size != p->sizes[i]) {
+        const struct devrt_arg *a = &args[i];
+        uint32_t kind = p->kinds ? p->kinds[i] : DEVRT_PARAM_UNKNOWN;
+        size_t size = devrt_arg_size(a);
+        if (!kind_takes(kind, a->type)) {
+            const char *name = p->names ? p->names[i] : NULL;
+            add(&m, "kernel %s: argument %zu", kernel, i + 1);
+            if (name && *name)
+                add(&m, " (%s)", name);
+            add(&m, " is ");
+            add_kind(&m, kind, p->sizes[i]);
+            if (a->type == DEVRT_ARG_POINTER)
+                add(&m, ", given a pointer");
+            else if (a->type == DEVRT_ARG_BYTES)
+                add(&m, ", given %zu %s", size, bytes(size));
+            else
+                add(&m, ", given %s", arg_type_label(a->type));
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+        } else if (size != p->sizes[i]) {
             add_lists(&m, kernel, p, args, arg_count);
             add(&m, "; argument %zu is %zu %s where the kernel takes %u", i + 1, size, bytes(size),
                 p->sizes[i]);
@@ -181,7 +224,8 @@ int devrt_check_code_object_arguments(const char *caller,
     const struct devrt_amdgpu_kernel *k;
     int status = devrt_amdgpu_find_kernel(metadata, path, kernel, &k);
     if (status == DEVRT_SUCCESS) {
-        struct devrt_params params = {k->explicit_count, k->explicit_sizes};
+        struct devrt_params params = {k->explicit_count, k->explicit_sizes, k->explicit_kinds,
+                                      (const char *const *)k->explicit_names};
         status = devrt_check_arguments(caller, kernel, &params, args, arg_count);
     }
     return status;

@@ -366,7 +366,7 @@ int devrt_check_launch_args(devrt_module *module, const char *kernel, const stru
     if (status != DEVRT_SUCCESS)
         return status;
     if (d.param_sizes) {
-        struct devrt_params params = {d.param_count, d.param_sizes};
+        struct devrt_params params = {d.param_count, d.param_sizes, d.param_kinds, d.param_names};
         status = devrt_check_arguments("devrt_launch", kernel, &params, args, arg_count);
     } else {
         status = devrt_check_arg_types("devrt_launch", args, arg_count);

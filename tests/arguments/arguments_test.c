@@ -248,6 +248,7 @@ static void test_launch(const char *path)
     if (harness_open(DEVRT_BACKEND_EMU, NULL, path, &device, &module))
         exit(1);
     struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    static int pointee; /* an address for a pointer argument */
     struct {
         const char *what;
         struct devrt_arg args[3];
@@ -286,6 +287,19 @@ static void test_launch(const char *path)
          DEVRT_ERROR_ARGUMENTS,
          "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 18446744073709551615 (u64: "
          "8 bytes, u32: 4 bytes, and 18446744073709551613 more)"},
+        /* Sizes right, kinds wrong: the kernel ran with the bits reinterpreted. */
+        {"a pointer for a u64",
+         {DEVRT_ARG_PTR(&pointee), DEVRT_ARG_UINT(2)},
+         2,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at: argument 1 (victim) is a 64-bit unsigned integer, given a pointer"},
+        {"an f32 for a u32",
+         {DEVRT_ARG_U64(99), DEVRT_ARG_F32(1.5f)},
+         2,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at: argument 2 (code) is a 32-bit unsigned integer, given f32"},
+        /* Signedness is not compared: an i64 and an i32 are taken for the u64 and the u32. */
+        {"signed for unsigned", {DEVRT_ARG_I64(99), DEVRT_ARG_I32(2)}, 2, DEVRT_SUCCESS, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         int status = devrt_launch(module, "raise_at", &config, cases[i].args, cases[i].count, NULL);
