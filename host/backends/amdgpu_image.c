@@ -13,7 +13,8 @@ int devrt_amdgpu_check_image_args(const void *image, size_t size, const char *pa
     struct devrt_amdgpu_metadata *metadata;
     int status = devrt_amdgpu_metadata_read(image, size, path, &metadata);
     if (status == DEVRT_SUCCESS) {
-        status = devrt_check_code_object_arguments(metadata, path, kernel, args, arg_count);
+        status = devrt_check_code_object_arguments("devrt_image_check_args", metadata, path, kernel,
+                                                   args, arg_count);
         devrt_amdgpu_metadata_free(metadata);
     }
     return status;

@@ -38,12 +38,16 @@ enum devrt_memory {
 };
 
 /* What a kernel takes, as its image records it (describe_kernel). launch.c checks a
-   launch's arguments against it, the same way on every backend (arguments.c). */
+   launch's arguments against it, the same way on every backend (kernel_args.c). */
 struct devrt_kernel_description {
     /* The explicit parameters' sizes in bytes, owned by the loaded module; NULL where the
        image does not record them (a launch is then passed on unchecked). */
     const uint32_t *param_sizes;
     size_t param_count;
+    /* Beside the sizes, where the image records them (struct devrt_params): each one's enum
+       devrt_param_kind, and its name; NULL where it does not. */
+    const uint32_t *param_kinds;
+    const char *const *param_names;
     /* NULL, or why the kernel cannot take an argument of bytes by value (DEVRT_ARG_BYTES),
        as the end of a sentence: "which ..." */
     const char *no_bytes_by_value;

@@ -260,6 +260,14 @@ static void *kernel_symbol(struct emu_module *m, const char *prefix, const char 
     return dlsym(m->handle, name);
 }
 
+/* The image's kinds are passed on as they are. */
+_Static_assert((int)DEVRT_EMU_KIND_POINTER == (int)DEVRT_PARAM_POINTER &&
+                   (int)DEVRT_EMU_KIND_SIGNED == (int)DEVRT_PARAM_SIGNED &&
+                   (int)DEVRT_EMU_KIND_UNSIGNED == (int)DEVRT_PARAM_UNSIGNED &&
+                   (int)DEVRT_EMU_KIND_FLOAT == (int)DEVRT_PARAM_FLOAT &&
+                   (int)DEVRT_EMU_KIND_VALUE == (int)DEVRT_PARAM_VALUE,
+               "the emulation's kinds are devrt_param_kind's");
+
 /*
  * What DEVRT_KERNELn recorded: the call would otherwise read registers or stack that no
  * argument was put in. A kernel without DEVRT_KERNELn's caller (a plain function, or an
@@ -285,6 +293,17 @@ static int emu_describe_kernel(devrt_module *module, const char *kernel,
                           devrt_module_path(module), kernel, signature->count);
     description->param_sizes = signature->size;
     description->param_count = signature->count;
+    /* Only images built against a devrt that records kinds have them. */
+    const struct devrt_emu_parameters *parameters =
+        kernel_symbol(m, DEVRT_EMU_PARAMETERS_PREFIX, kernel);
+    if (parameters && parameters->count != signature->count)
+        return devrt_fail(DEVRT_ERROR_IMAGE,
+                          "%s: kernel %s has %u parameters by its signature, %u by its kinds",
+                          devrt_module_path(module), kernel, signature->count, parameters->count);
+    if (parameters) {
+        description->param_kinds = parameters->kind;
+        description->param_names = parameters->name;
+    }
     return DEVRT_SUCCESS;
 }
 

@@ -378,6 +378,8 @@ static int hip_describe_kernel(devrt_module *module, const char *kernel,
     if (described) {
         description->param_sizes = described->explicit_sizes;
         description->param_count = described->explicit_count;
+        description->param_kinds = described->explicit_kinds;
+        description->param_names = (const char *const *)described->explicit_names;
         return DEVRT_SUCCESS;
     }
 #endif

@@ -384,7 +384,8 @@ int devrt_amdgpu_launch_check(const struct devrt_amdgpu_metadata *m, const char 
                           path, m->os_abi, DEVRT_ELFOSABI_AMDGPU_HSA);
     int status = agent->isa ? devrt_amdgpu_check_target(m, path, agent->isa) : DEVRT_SUCCESS;
     if (status == DEVRT_SUCCESS)
-        status = devrt_check_code_object_arguments(m, path, kernel, args, arg_count);
+        status =
+            devrt_check_code_object_arguments("devrt_launch", m, path, kernel, args, arg_count);
     if (status != DEVRT_SUCCESS)
         return status;
     const struct devrt_amdgpu_kernel *k = devrt_amdgpu_metadata_kernel(m, kernel);

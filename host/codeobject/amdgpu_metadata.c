@@ -299,6 +299,8 @@ static int read_arg(const struct reader *r, const msgpack_object *map, uint32_t 
         status = get_u32(r, map, ".size", true, &arg->size);
     if (status == DEVRT_SUCCESS)
         status = get_string(r, map, ".value_kind", true, &arg->value_kind);
+    if (status == DEVRT_SUCCESS)
+        status = get_string(r, map, ".name", false, &arg->name);
     if (status != DEVRT_SUCCESS)
         return status;
     if ((uint64_t)arg->offset + arg->size > kernarg_size)
@@ -357,13 +359,23 @@ static int read_kernel(struct reader *r, const msgpack_object *map, size_t index
         if (!k->args[i].hidden)
             k->explicit_count++;
     }
-    k->explicit_sizes =
-        calloc(k->explicit_count ? k->explicit_count : 1, sizeof *k->explicit_sizes);
-    if (!k->explicit_sizes)
+    size_t slots = k->explicit_count ? k->explicit_count : 1;
+    k->explicit_sizes = calloc(slots, sizeof *k->explicit_sizes);
+    k->explicit_kinds = calloc(slots, sizeof *k->explicit_kinds);
+    k->explicit_names = calloc(slots, sizeof *k->explicit_names);
+    if (!k->explicit_sizes || !k->explicit_kinds || !k->explicit_names)
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for AMDGPU metadata");
-    for (size_t i = 0, n = 0; i < k->arg_count; ++i)
-        if (!k->args[i].hidden)
-            k->explicit_sizes[n++] = k->args[i].size;
+    for (size_t i = 0, n = 0; i < k->arg_count; ++i) {
+        const struct devrt_amdgpu_arg *a = &k->args[i];
+        if (a->hidden)
+            continue;
+        k->explicit_sizes[n] = a->size;
+        /* LLVM calls every pointer global_buffer but those to LDS; every other type by_value. */
+        k->explicit_kinds[n] = !strcmp(a->value_kind, "global_buffer") ? DEVRT_PARAM_POINTER
+                               : !strcmp(a->value_kind, "by_value")    ? DEVRT_PARAM_VALUE
+                                                                       : DEVRT_PARAM_UNKNOWN;
+        k->explicit_names[n++] = a->name;
+    }
     return DEVRT_SUCCESS;
 }
 
@@ -531,10 +543,14 @@ void devrt_amdgpu_metadata_free(struct devrt_amdgpu_metadata *m)
         return;
     for (size_t i = 0; i < m->kernel_count; ++i) {
         struct devrt_amdgpu_kernel *k = &m->kernels[i];
-        for (size_t j = 0; j < k->arg_count; ++j)
+        for (size_t j = 0; j < k->arg_count; ++j) {
             free(k->args[j].value_kind);
+            free(k->args[j].name);
+        }
         free(k->args);
         free(k->explicit_sizes);
+        free(k->explicit_kinds);
+        free(k->explicit_names);
         free(k->name);
         free(k->symbol);
     }

@@ -17,6 +17,7 @@ struct devrt_amdgpu_arg {
     uint32_t offset; /* in the kernarg segment */
     uint32_t size;
     char *value_kind; /* by_value, global_buffer, hidden_block_count_x, ... */
+    char *name;       /* .name, as the source names it; NULL where the compiler left it out */
     /* value_kind begins with hidden_: the runtime fills it in, the caller does not pass it */
     bool hidden;
 };
@@ -28,6 +29,8 @@ struct devrt_amdgpu_kernel {
     size_t arg_count;         /* hidden ones included */
     size_t explicit_count;    /* those not hidden, which a launch passes */
     uint32_t *explicit_sizes; /* their sizes, in order (explicit_count of them) */
+    uint32_t *explicit_kinds; /* their enum devrt_param_kind (codeobject.h), from .value_kind */
+    char **explicit_names;    /* their args' names (owned there), NULL where unnamed */
     uint32_t kernarg_segment_size;
     uint32_t kernarg_segment_align;
     uint32_t group_segment_fixed_size;   /* LDS bytes, before any dynamic LDS */

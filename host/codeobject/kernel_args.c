@@ -4,6 +4,7 @@
  * no device.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,29 +111,93 @@ static void add(struct message *m, const char *format, ...)
         m->used += (size_t)n < sizeof m->text - m->used ? (size_t)n : sizeof m->text - 1 - m->used;
 }
 
-int devrt_check_arguments(const char *kernel, const uint32_t *sizes, size_t count,
+static const char *bytes(uint64_t n)
+{
+    return n == 1 ? "byte" : "bytes";
+}
+
+/* Whether a parameter of KIND takes an argument of TYPE (its size is compared apart). */
+static bool kind_takes(uint32_t kind, enum devrt_arg_type type)
+{
+    bool floating = type == DEVRT_ARG_F32 || type == DEVRT_ARG_F64;
+    switch (kind) {
+    case DEVRT_PARAM_POINTER: return type == DEVRT_ARG_POINTER;
+    case DEVRT_PARAM_SIGNED:
+    case DEVRT_PARAM_UNSIGNED: return type != DEVRT_ARG_POINTER && !floating;
+    case DEVRT_PARAM_FLOAT: return floating || type == DEVRT_ARG_BYTES;
+    case DEVRT_PARAM_VALUE: return type != DEVRT_ARG_POINTER;
+    default: return true;
+    }
+}
+
+/* A parameter of KIND and SIZE as a message says it. */
+static void add_kind(struct message *m, uint32_t kind, uint32_t size)
+{
+    switch (kind) {
+    case DEVRT_PARAM_POINTER: add(m, "a pointer"); break;
+    case DEVRT_PARAM_SIGNED: add(m, "a %u-bit signed integer", 8 * size); break;
+    case DEVRT_PARAM_UNSIGNED: add(m, "a %u-bit unsigned integer", 8 * size); break;
+    case DEVRT_PARAM_FLOAT: add(m, "a %u-bit float", 8 * size); break;
+    default: add(m, "%u %s by value", size, bytes(size)); break;
+    }
+}
+
+/* Both lists, of the parameters and of the arguments given, the latter cut at the former's
+   length: a count the caller got wrong must not lead to reading past its array. */
+static void add_lists(struct message *m, const char *kernel, const struct devrt_params *p,
+                      const struct devrt_arg *args, size_t arg_count)
+{
+    add(m, "kernel %s takes %zu argument%s", kernel, p->count, p->count == 1 ? "" : "s");
+    for (size_t i = 0; i < p->count; ++i)
+        add(m, "%s%u %s%s", i ? ", " : " (", p->sizes[i], bytes(p->sizes[i]),
+            i + 1 == p->count ? ")" : "");
+    add(m, ", given %zu", arg_count);
+    size_t listed = arg_count < p->count ? arg_count : p->count;
+    for (size_t i = 0; i < listed; ++i) {
+        size_t size = devrt_arg_size(&args[i]);
+        add(m, "%s%s: %zu %s", i ? ", " : " (", arg_type_label(args[i].type), size, bytes(size));
+    }
+    if (listed && arg_count > listed)
+        add(m, ", and %zu more", arg_count - listed);
+    if (listed)
+        add(m, ")");
+}
+
+int devrt_check_arguments(const char *caller, const char *kernel, const struct devrt_params *p,
                           const struct devrt_arg *args, size_t arg_count)
 {
-    size_t differs = 0; /* the first argument whose size is not its parameter's, from 1 */
-    if (count == arg_count)
-        for (size_t i = 0; i < count && !differs; ++i)
-            if (devrt_arg_size(&args[i]) != sizes[i])
-                differs = i + 1;
-    if (count == arg_count && !differs)
-        return DEVRT_SUCCESS;
-
     struct message m = {.used = 0};
-    add(&m, "kernel %s takes %zu argument%s", kernel, count, count == 1 ? "" : "s");
-    for (size_t i = 0; i < count; ++i)
-        add(&m, "%s%u bytes%s", i ? ", " : " (", sizes[i], i + 1 == count ? ")" : "");
-    add(&m, ", given %zu", arg_count);
-    for (size_t i = 0; i < arg_count; ++i)
-        add(&m, "%s%s: %zu bytes%s", i ? ", " : " (", arg_type_label(args[i].type),
-            devrt_arg_size(&args[i]), i + 1 == arg_count ? ")" : "");
-    if (differs)
-        add(&m, "; argument %zu is %zu bytes where the kernel takes %u", differs,
-            devrt_arg_size(&args[differs - 1]), sizes[differs - 1]);
-    return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+    if (arg_count != p->count) {
+        add_lists(&m, kernel, p, args, arg_count);
+        return devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+    }
+    int status = devrt_check_arg_types(caller, args, arg_count);
+    for (size_t i = 0; i < arg_count && status == DEVRT_SUCCESS; ++i) {
+        const struct devrt_arg *a = &args[i];
+        uint32_t kind = p->kinds ? p->kinds[i] : DEVRT_PARAM_UNKNOWN;
+        size_t size = devrt_arg_size(a);
+        if (!kind_takes(kind, a->type)) {
+            const char *name = p->names ? p->names[i] : NULL;
+            add(&m, "kernel %s: argument %zu", kernel, i + 1);
+            if (name && *name)
+                add(&m, " (%s)", name);
+            add(&m, " is ");
+            add_kind(&m, kind, p->sizes[i]);
+            if (a->type == DEVRT_ARG_POINTER)
+                add(&m, ", given a pointer");
+            else if (a->type == DEVRT_ARG_BYTES)
+                add(&m, ", given %zu %s", size, bytes(size));
+            else
+                add(&m, ", given %s", arg_type_label(a->type));
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+        } else if (size != p->sizes[i]) {
+            add_lists(&m, kernel, p, args, arg_count);
+            add(&m, "; argument %zu is %zu %s where the kernel takes %u", i + 1, size, bytes(size),
+                p->sizes[i]);
+            status = devrt_fail(DEVRT_ERROR_ARGUMENTS, "%s", m.text);
+        }
+    }
+    return status;
 }
 
 #ifdef DEVRT_HAVE_AMDGPU_METADATA
@@ -151,15 +216,18 @@ int devrt_amdgpu_find_kernel(const struct devrt_amdgpu_metadata *metadata, const
     return devrt_fail(DEVRT_ERROR_NO_KERNEL, "%s", m.text);
 }
 
-int devrt_check_code_object_arguments(const struct devrt_amdgpu_metadata *metadata,
+int devrt_check_code_object_arguments(const char *caller,
+                                      const struct devrt_amdgpu_metadata *metadata,
                                       const char *path, const char *kernel,
                                       const struct devrt_arg *args, size_t arg_count)
 {
     const struct devrt_amdgpu_kernel *k;
     int status = devrt_amdgpu_find_kernel(metadata, path, kernel, &k);
-    if (status == DEVRT_SUCCESS)
-        status =
-            devrt_check_arguments(kernel, k->explicit_sizes, k->explicit_count, args, arg_count);
+    if (status == DEVRT_SUCCESS) {
+        struct devrt_params params = {k->explicit_count, k->explicit_sizes, k->explicit_kinds,
+                                      (const char *const *)k->explicit_names};
+        status = devrt_check_arguments(caller, kernel, &params, args, arg_count);
+    }
     return status;
 }
 #endif

@@ -8,9 +8,6 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
 {
     if (!path || !kernel || (arg_count && !args))
         return devrt_fail(DEVRT_ERROR_INVALID_ARGUMENT, "devrt_image_check_args: missing argument");
-    int status = devrt_check_arg_types("devrt_image_check_args", args, arg_count);
-    if (status != DEVRT_SUCCESS)
-        return status;
     size_t size;
     char *image = devrt_read_image(path, &size);
     if (!image)
@@ -20,11 +17,17 @@ int devrt_image_check_args(const char *path, enum devrt_backend backend, const c
         backend == DEVRT_BACKEND_AUTO
             ? devrt_backend_sniff((const unsigned char *)image, size < 64 ? size : 64)
             : devrt_backend_entry(backend);
+    int status = DEVRT_SUCCESS;
     if (backend != DEVRT_BACKEND_AUTO)
         status = devrt_image_check_kind(image, size, path, backend);
-    /* The other images say what their kernels take only once loaded (devrt_launch checks). */
+    /*
+     * The other images say what their kernels take only once loaded (devrt_launch checks);
+     * an image that says it here checks the count before the arguments' types.
+     */
     if (status == DEVRT_SUCCESS && entry && entry->image->check_image_args)
         status = entry->image->check_image_args(image, size, path, kernel, args, arg_count);
+    else if (status == DEVRT_SUCCESS)
+        status = devrt_check_arg_types("devrt_image_check_args", args, arg_count);
     free(image);
     return status;
 }

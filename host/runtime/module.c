@@ -354,19 +354,28 @@ static void describe_exception(devrt_module *module, const char *kernel,
                  report->line);
 }
 
-/* ARGS against what KERNEL takes, as the backend's describe_kernel says. */
+/*
+ * ARGS against what KERNEL takes, as the backend's describe_kernel says: where it records
+ * the parameters, their count before anything of ARGS is read.
+ */
 int devrt_check_launch_args(devrt_module *module, const char *kernel, const struct devrt_arg *args,
                             size_t arg_count)
 {
     struct devrt_kernel_description d = {0};
     int status = module->device->ops->describe_kernel(module, kernel, &d);
+    if (status != DEVRT_SUCCESS)
+        return status;
+    if (d.param_sizes) {
+        struct devrt_params params = {d.param_count, d.param_sizes, d.param_kinds, d.param_names};
+        status = devrt_check_arguments("devrt_launch", kernel, &params, args, arg_count);
+    } else {
+        status = devrt_check_arg_types("devrt_launch", args, arg_count);
+    }
     for (size_t i = 0; status == DEVRT_SUCCESS && d.no_bytes_by_value && i < arg_count; ++i)
         if (args[i].type == DEVRT_ARG_BYTES)
             status = devrt_fail(DEVRT_ERROR_ARGUMENTS,
-                                "kernel %s: argument %zu is %zu bytes by value, %s", kernel, i + 1,
-                                devrt_arg_size(&args[i]), d.no_bytes_by_value);
-    if (status == DEVRT_SUCCESS && d.param_sizes)
-        status = devrt_check_arguments(kernel, d.param_sizes, d.param_count, args, arg_count);
+                                "kernel %s: argument %zu is %u byte%s by value, %s", kernel, i + 1,
+                                args[i].size, args[i].size == 1 ? "" : "s", d.no_bytes_by_value);
     return status;
 }
 
@@ -387,9 +396,8 @@ int devrt_validate_launch(devrt_module *module, const char *kernel,
                           "%s: attached to a module the program launches itself; launch its "
                           "kernels through the program's API",
                           module->path);
+    /* The arguments' types are checked with them (devrt_check_arguments), after their count. */
     int status = devrt_check_geometry(config);
-    if (status == DEVRT_SUCCESS)
-        status = devrt_check_arg_types("devrt_launch", args, arg_count);
     const struct devrt_backend_ops *ops = module->device->ops;
     if (status == DEVRT_SUCCESS && ops->check_launch)
         status = ops->check_launch(module, kernel, config, args, arg_count);

@@ -75,14 +75,15 @@ __attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = 
 /*
  * DEVRT_KERNELn(name, type1, param1, ..., typen, paramn) begins the definition of a kernel
  * of n parameters, n up to 8. The emulation build also exports the parameters' sizes
- * (struct devrt_emu_signature), so the runtime refuses arguments that do not fit the kernel
- * before it calls it, and a function that calls the kernel with its arguments' bytes
- * (devrt_emu_call_fn), so that the compiler passes each as the host ABI wants, structs by
- * value included; GPU code objects record their parameters themselves. DEVRT_KERNEL alone is
- * the attribute, for kernels written as plain functions, whose arguments the emulation
- * backend cannot check and passes through libffi, scalars and pointers only. A parameter
- * of array type (a typedef of one) is not supported: C makes it a pointer, while the
- * emulation would record and pass the array's size.
+ * (struct devrt_emu_signature) and their kinds and names (struct devrt_emu_parameters), so
+ * the runtime refuses arguments that do not fit the kernel before it calls it, and a
+ * function that calls the kernel with its arguments' bytes (devrt_emu_call_fn), so that the
+ * compiler passes each as the host ABI wants, structs by value included; GPU code objects
+ * record their parameters themselves. DEVRT_KERNEL alone is the attribute, for kernels
+ * written as plain functions, whose arguments the emulation backend cannot check and passes
+ * through libffi, scalars and pointers only. A parameter of array type (a typedef of one)
+ * is not supported: C makes it a pointer, while the emulation would record and pass the
+ * array's size.
  */
 #if defined(DEVRT_TARGET_EMU)
 #ifdef __cplusplus
@@ -92,11 +93,17 @@ __attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = 
 #define DEVRT_EMU_DECLARE extern
 #define DEVRT_EMU_VALUE(t, i) (*(__typeof__(t) *)__devrt_emu_values[i])
 #endif
-#define DEVRT_KERNEL_SIGNATURE(name, types, call, count, ...)                                      \
+#define DEVRT_EMU_LIST(...) __VA_ARGS__
+/* SIZES, KINDS and NAMES: each parameter's, as a parenthesized list. */
+#define DEVRT_KERNEL_SIGNATURE(name, types, call, count, sizes, kinds, names)                      \
     DEVRT_KERNEL void name types;                                                                  \
     DEVRT_EMU_DECLARE const struct devrt_emu_signature __devrt_signature_##name;                   \
     DEVRT_EXTERN_C __attribute__((visibility("default")))                                          \
-    const struct devrt_emu_signature __devrt_signature_##name = {count, {__VA_ARGS__}};            \
+    const struct devrt_emu_signature __devrt_signature_##name = {count, {DEVRT_EMU_LIST sizes}};   \
+    DEVRT_EMU_DECLARE const struct devrt_emu_parameters __devrt_parameters_##name;                 \
+    DEVRT_EXTERN_C __attribute__((visibility("default")))                                          \
+    const struct devrt_emu_parameters __devrt_parameters_##name = {                                \
+        count, {DEVRT_EMU_LIST kinds}, {DEVRT_EMU_LIST names}};                                    \
     DEVRT_EXTERN_C __attribute__((visibility("default"))) devrt_emu_call_fn __devrt_call_##name;   \
     DEVRT_EXTERN_C void __devrt_call_##name(void *const *__devrt_emu_values)                       \
     {                                                                                              \
@@ -104,44 +111,56 @@ __attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = 
         name call;                                                                                 \
     }
 #else
-#define DEVRT_KERNEL_SIGNATURE(name, types, call, count, ...)
+#define DEVRT_KERNEL_SIGNATURE(name, types, call, count, sizes, kinds, names)
 #endif
 
 #define DEVRT_KERNEL0(name)                                                                        \
-    DEVRT_KERNEL_SIGNATURE(name, (void), (), 0, 0)                                                 \
+    DEVRT_KERNEL_SIGNATURE(name, (void), (), 0, (0), (0), (""))                                    \
     DEVRT_KERNEL void name(void)
 #define DEVRT_KERNEL1(name, t1, p1)                                                                \
-    DEVRT_KERNEL_SIGNATURE(name, (t1), (DEVRT_EMU_VALUE(t1, 0)), 1, sizeof(t1))                    \
+    DEVRT_KERNEL_SIGNATURE(name, (t1), (DEVRT_EMU_VALUE(t1, 0)), 1, (sizeof(t1)),                  \
+                           (DEVRT_EMU_KIND(t1)), (#p1))                                            \
     DEVRT_KERNEL void name(t1 p1)
 #define DEVRT_KERNEL2(name, t1, p1, t2, p2)                                                        \
     DEVRT_KERNEL_SIGNATURE(name, (t1, t2), (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1)), 2,    \
-                           sizeof(t1), sizeof(t2))                                                 \
+                           (sizeof(t1), sizeof(t2)), (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2)),     \
+                           (#p1, #p2))                                                             \
     DEVRT_KERNEL void name(t1 p1, t2 p2)
 #define DEVRT_KERNEL3(name, t1, p1, t2, p2, t3, p3)                                                \
     DEVRT_KERNEL_SIGNATURE(                                                                        \
         name, (t1, t2, t3),                                                                        \
-        (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2)), 3, sizeof(t1),   \
-        sizeof(t2), sizeof(t3))                                                                    \
+        (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2)), 3,               \
+        (sizeof(t1), sizeof(t2), sizeof(t3)),                                                      \
+        (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3)), (#p1, #p2, #p3))             \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3)
 #define DEVRT_KERNEL4(name, t1, p1, t2, p2, t3, p3, t4, p4)                                        \
-    DEVRT_KERNEL_SIGNATURE(name, (t1, t2, t3, t4),                                                 \
-                           (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1),                        \
-                            DEVRT_EMU_VALUE(t3, 2), DEVRT_EMU_VALUE(t4, 3)),                       \
-                           4, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4))                      \
+    DEVRT_KERNEL_SIGNATURE(                                                                        \
+        name, (t1, t2, t3, t4),                                                                    \
+        (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2),                   \
+         DEVRT_EMU_VALUE(t4, 3)),                                                                  \
+        4, (sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4)),                                       \
+        (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3), DEVRT_EMU_KIND(t4)),          \
+        (#p1, #p2, #p3, #p4))                                                                      \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4)
 #define DEVRT_KERNEL5(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5)                                \
     DEVRT_KERNEL_SIGNATURE(name, (t1, t2, t3, t4, t5),                                             \
                            (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1),                        \
                             DEVRT_EMU_VALUE(t3, 2), DEVRT_EMU_VALUE(t4, 3),                        \
                             DEVRT_EMU_VALUE(t5, 4)),                                               \
-                           5, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5))          \
+                           5, (sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5)),        \
+                           (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3),            \
+                            DEVRT_EMU_KIND(t4), DEVRT_EMU_KIND(t5)),                               \
+                           (#p1, #p2, #p3, #p4, #p5))                                              \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5)
 #define DEVRT_KERNEL6(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6)                        \
     DEVRT_KERNEL_SIGNATURE(                                                                        \
         name, (t1, t2, t3, t4, t5, t6),                                                            \
         (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2),                   \
          DEVRT_EMU_VALUE(t4, 3), DEVRT_EMU_VALUE(t5, 4), DEVRT_EMU_VALUE(t6, 5)),                  \
-        6, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5), sizeof(t6))                 \
+        6, (sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5), sizeof(t6)),               \
+        (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3), DEVRT_EMU_KIND(t4),           \
+         DEVRT_EMU_KIND(t5), DEVRT_EMU_KIND(t6)),                                                  \
+        (#p1, #p2, #p3, #p4, #p5, #p6))                                                            \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6)
 #define DEVRT_KERNEL7(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6, t7, p7)                \
     DEVRT_KERNEL_SIGNATURE(                                                                        \
@@ -149,16 +168,23 @@ __attribute__((used)) static devrt_emu_enter_fn *const __devrt_emu_enter_link = 
         (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2),                   \
          DEVRT_EMU_VALUE(t4, 3), DEVRT_EMU_VALUE(t5, 4), DEVRT_EMU_VALUE(t6, 5),                   \
          DEVRT_EMU_VALUE(t7, 6)),                                                                  \
-        7, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5), sizeof(t6), sizeof(t7))     \
+        7, (sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5), sizeof(t6), sizeof(t7)),   \
+        (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3), DEVRT_EMU_KIND(t4),           \
+         DEVRT_EMU_KIND(t5), DEVRT_EMU_KIND(t6), DEVRT_EMU_KIND(t7)),                              \
+        (#p1, #p2, #p3, #p4, #p5, #p6, #p7))                                                       \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6, t7 p7)
 #define DEVRT_KERNEL8(name, t1, p1, t2, p2, t3, p3, t4, p4, t5, p5, t6, p6, t7, p7, t8, p8)        \
-    DEVRT_KERNEL_SIGNATURE(name, (t1, t2, t3, t4, t5, t6, t7, t8),                                 \
-                           (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1),                        \
-                            DEVRT_EMU_VALUE(t3, 2), DEVRT_EMU_VALUE(t4, 3),                        \
-                            DEVRT_EMU_VALUE(t5, 4), DEVRT_EMU_VALUE(t6, 5),                        \
-                            DEVRT_EMU_VALUE(t7, 6), DEVRT_EMU_VALUE(t8, 7)),                       \
-                           8, sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5),          \
-                           sizeof(t6), sizeof(t7), sizeof(t8))                                     \
+    DEVRT_KERNEL_SIGNATURE(                                                                        \
+        name, (t1, t2, t3, t4, t5, t6, t7, t8),                                                    \
+        (DEVRT_EMU_VALUE(t1, 0), DEVRT_EMU_VALUE(t2, 1), DEVRT_EMU_VALUE(t3, 2),                   \
+         DEVRT_EMU_VALUE(t4, 3), DEVRT_EMU_VALUE(t5, 4), DEVRT_EMU_VALUE(t6, 5),                   \
+         DEVRT_EMU_VALUE(t7, 6), DEVRT_EMU_VALUE(t8, 7)),                                          \
+        8,                                                                                         \
+        (sizeof(t1), sizeof(t2), sizeof(t3), sizeof(t4), sizeof(t5), sizeof(t6), sizeof(t7),       \
+         sizeof(t8)),                                                                              \
+        (DEVRT_EMU_KIND(t1), DEVRT_EMU_KIND(t2), DEVRT_EMU_KIND(t3), DEVRT_EMU_KIND(t4),           \
+         DEVRT_EMU_KIND(t5), DEVRT_EMU_KIND(t6), DEVRT_EMU_KIND(t7), DEVRT_EMU_KIND(t8)),          \
+        (#p1, #p2, #p3, #p4, #p5, #p6, #p7, #p8))                                                  \
     DEVRT_KERNEL void name(t1 p1, t2 p2, t3 p3, t4 p4, t5 p5, t6 p6, t7 p7, t8 p8)
 
 /* Dimensions for the grid functions. */

@@ -53,6 +53,86 @@ struct devrt_emu_signature {
 };
 
 /*
+ * What else DEVRT_KERNELn records of each parameter, in a symbol of its own
+ * (DEVRT_EMU_PARAMETERS_PREFIX followed by the kernel's name), so that images built before
+ * it keep their signature as it was and are checked by size alone: its kind, against which
+ * the runtime checks each argument's type (docs/runtime.md, "Arguments"), and its name, for
+ * the message.
+ */
+#define DEVRT_EMU_PARAMETERS_PREFIX "__devrt_parameters_"
+enum devrt_emu_kind {
+    DEVRT_EMU_KIND_UNKNOWN,  /* not recorded: the size alone is checked */
+    DEVRT_EMU_KIND_POINTER,  /* any pointer */
+    DEVRT_EMU_KIND_SIGNED,   /* a signed integer */
+    DEVRT_EMU_KIND_UNSIGNED, /* an unsigned integer, bool */
+    DEVRT_EMU_KIND_FLOAT,    /* float, double, _Float16 */
+    DEVRT_EMU_KIND_VALUE     /* anything else by value: a struct, union or vector */
+};
+struct devrt_emu_parameters {
+    uint32_t count; /* the signature's */
+    uint32_t kind[DEVRT_EMU_MAX_PARAMETERS];
+    const char *name[DEVRT_EMU_MAX_PARAMETERS];
+};
+
+/*
+ * DEVRT_EMU_KIND(type): the kind of a parameter of TYPE, a constant. __builtin_classify_type
+ * (GCC and clang, C and C++) tells pointers, integers, enums, bools and floating types from
+ * the rest; signedness needs a value the type converts -1 to, which a struct has not, so C
+ * asks _Generic (an enum matches its compatible integer type) and C++ a specialization that
+ * only integer types instantiate.
+ */
+#define DEVRT_EMU_CLASS_POINTER 5
+#define DEVRT_EMU_CLASS_FLOAT 8
+#define DEVRT_EMU_CLASS_BOOL 4
+#ifdef __cplusplus
+extern "C++" {
+template <typename T, int C = __builtin_classify_type(*static_cast<T *>(nullptr))>
+struct devrt_emu_kind_of {
+    static const uint32_t value = C == DEVRT_EMU_CLASS_POINTER ? DEVRT_EMU_KIND_POINTER
+                                  : C == DEVRT_EMU_CLASS_FLOAT ? DEVRT_EMU_KIND_FLOAT
+                                  : C == DEVRT_EMU_CLASS_BOOL  ? DEVRT_EMU_KIND_UNSIGNED
+                                                               : DEVRT_EMU_KIND_VALUE;
+};
+template <typename T> struct devrt_emu_kind_of<T, 1> { /* integer (char included) */
+    static const uint32_t value =
+        static_cast<T>(-1) < static_cast<T>(0) ? DEVRT_EMU_KIND_SIGNED : DEVRT_EMU_KIND_UNSIGNED;
+};
+/* char, which GCC reserves a class for */
+template <typename T> struct devrt_emu_kind_of<T, 2> : devrt_emu_kind_of<T, 1> {
+};
+template <typename T> struct devrt_emu_kind_of<T, 3> { /* enum: its underlying type's */
+    static const uint32_t value = devrt_emu_kind_of<__underlying_type(T)>::value;
+};
+}
+#define DEVRT_EMU_KIND(t) (devrt_emu_kind_of<__typeof__(t)>::value)
+#else
+#ifdef __CHAR_UNSIGNED__
+#define DEVRT_EMU_CHAR_SIGNED 0
+#else
+#define DEVRT_EMU_CHAR_SIGNED 1
+#endif
+#define DEVRT_EMU_SIGNED(v)                                                                        \
+    _Generic((v),                                                                                  \
+        char: DEVRT_EMU_CHAR_SIGNED,                                                               \
+        signed char: 1,                                                                            \
+        short: 1,                                                                                  \
+        int: 1,                                                                                    \
+        long: 1,                                                                                   \
+        long long: 1,                                                                              \
+        default: 0)
+#define DEVRT_EMU_KIND_OF(c, v)                                                                    \
+    ((c) == DEVRT_EMU_CLASS_POINTER ? DEVRT_EMU_KIND_POINTER                                       \
+     : (c) == DEVRT_EMU_CLASS_FLOAT ? DEVRT_EMU_KIND_FLOAT                                         \
+     : (c) == DEVRT_EMU_CLASS_BOOL  ? DEVRT_EMU_KIND_UNSIGNED                                      \
+     : (c) >= 1 && (c) <= 3 /* integer, char, enum */                                              \
+         ? (DEVRT_EMU_SIGNED(v) ? DEVRT_EMU_KIND_SIGNED : DEVRT_EMU_KIND_UNSIGNED)                 \
+         : DEVRT_EMU_KIND_VALUE)
+/* The operands are not evaluated: no null pointer is read. */
+#define DEVRT_EMU_KIND(t)                                                                          \
+    DEVRT_EMU_KIND_OF(__builtin_classify_type(*(__typeof__(t) *)0), *(__typeof__(t) *)0)
+#endif
+
+/*
  * How DEVRT_KERNELn kernels are called: the image exports DEVRT_EMU_CALL_PREFIX followed by
  * the kernel's name, which takes a pointer to each argument's bytes and calls the kernel, so
  * that the compiler, not the runtime, passes each value as the host ABI wants (a struct by

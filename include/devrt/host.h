@@ -28,9 +28,9 @@ enum devrt_status {
     DEVRT_ERROR_EXCEPTION,      /* the kernel raised an exception (see the report) */
     DEVRT_ERROR_DEVICE_REQUEST, /* the kernel sent a malformed request (see the report) */
     DEVRT_ERROR_BACKEND,        /* the backend's own API failed */
-    DEVRT_ERROR_ARGUMENTS,  /* the arguments do not fit the kernel's parameters (count or size) */
-    DEVRT_ERROR_TIMEOUT,    /* the kernel ran past its launch's timeout (docs/runtime.md) */
-    DEVRT_ERROR_DEVICE_LOST /* a kernel faulted the GPU: close the device and open it again */
+    DEVRT_ERROR_ARGUMENTS,      /* the arguments do not fit the parameters (count, size, kind) */
+    DEVRT_ERROR_TIMEOUT,        /* the kernel ran past its launch's timeout (docs/runtime.md) */
+    DEVRT_ERROR_DEVICE_LOST     /* a kernel faulted the GPU: close the device and open it again */
 };
 
 enum devrt_backend {
@@ -368,7 +368,8 @@ uint64_t devrt_module_output_dropped(devrt_module *module);
  * Check ARGS against the parameters of KERNEL as the image at PATH records them, without a
  * device: BACKEND (or, with DEVRT_BACKEND_AUTO, the image's contents) says how to read it.
  * An amdgcn code object's metadata lists each kernel's arguments, so for HSA a count or a
- * size that does not fit is DEVRT_ERROR_ARGUMENTS and a kernel it lacks
+ * size that does not fit, or a pointer given for a by_value parameter or anything else for
+ * a global_buffer one, is DEVRT_ERROR_ARGUMENTS and a kernel it lacks
  * DEVRT_ERROR_NO_KERNEL. A file that cannot be read, or a code object that is not one, is
  * DEVRT_ERROR_IMAGE ("PATH: No such file or directory"). Other images say what their
  * kernels take only once loaded; devrt_launch checks those.

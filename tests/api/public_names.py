@@ -25,7 +25,8 @@ import sys
 # Helpers that the public macros are made of: named in the headers, used by no program.
 HELPERS = re.compile(
     r"^(DEVRT_\w+_H"  # include guards
-    r"|DEVRT_PRINTF_(?!MAX_)\w+|DEVRT_EMU_VALUE|DEVRT_EMU_DECLARE|DEVRT_KERNEL_SIGNATURE"
+    r"|DEVRT_PRINTF_(?!MAX_)\w+|DEVRT_EMU_VALUE|DEVRT_EMU_DECLARE|DEVRT_EMU_LIST"
+    r"|DEVRT_KERNEL_SIGNATURE"
     r"|devrt_printf_append_any|devrt_printf_state_here|__devrt_emu_enter_link"
     r"|DEVRT_ARG_OF|devrt_arg_of_\w+"
     r"|struct CUmod_st|struct ihipModule_t)$")  # the tags of CUDA's and HIP's own handles

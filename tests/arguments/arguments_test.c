@@ -248,6 +248,7 @@ static void test_launch(const char *path)
     if (harness_open(DEVRT_BACKEND_EMU, NULL, path, &device, &module))
         exit(1);
     struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    static int pointee; /* an address for a pointer argument */
     struct {
         const char *what;
         struct devrt_arg args[3];
@@ -266,7 +267,7 @@ static void test_launch(const char *path)
          3,
          DEVRT_ERROR_ARGUMENTS,
          "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 3 (u64: 8 bytes, u32: 4 "
-         "bytes, u32: 4 bytes)"},
+         "bytes, and 1 more)"},
         {"a u32 for a u64",
          {DEVRT_ARG_UINT(99), DEVRT_ARG_UINT(2)},
          2,
@@ -278,6 +279,27 @@ static void test_launch(const char *path)
          0,
          DEVRT_ERROR_ARGUMENTS,
          "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 0"},
+        /* A count past the array's end: the count is compared before any argument is read
+           (the types were checked first, reading on past the array). */
+        {"a count of (size_t)-1",
+         {DEVRT_ARG_U64(99), DEVRT_ARG_UINT(2)},
+         (size_t)-1,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given 18446744073709551615 (u64: "
+         "8 bytes, u32: 4 bytes, and 18446744073709551613 more)"},
+        /* Sizes right, kinds wrong: the kernel ran with the bits reinterpreted. */
+        {"a pointer for a u64",
+         {DEVRT_ARG_PTR(&pointee), DEVRT_ARG_UINT(2)},
+         2,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at: argument 1 (victim) is a 64-bit unsigned integer, given a pointer"},
+        {"an f32 for a u32",
+         {DEVRT_ARG_U64(99), DEVRT_ARG_F32(1.5f)},
+         2,
+         DEVRT_ERROR_ARGUMENTS,
+         "kernel raise_at: argument 2 (code) is a 32-bit unsigned integer, given f32"},
+        /* Signedness is not compared: an i64 and an i32 are taken for the u64 and the u32. */
+        {"signed for unsigned", {DEVRT_ARG_I64(99), DEVRT_ARG_I32(2)}, 2, DEVRT_SUCCESS, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         int status = devrt_launch(module, "raise_at", &config, cases[i].args, cases[i].count, NULL);

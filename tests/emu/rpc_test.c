@@ -424,6 +424,38 @@ static void test_rogue(uint32_t kind, const char *expected)
     devrt_mem_free(device, out);
 }
 
+/*
+ * Arguments of the right size and the wrong kind are refused before the launch wherever
+ * the image records which parameters are pointers (not in CUDA's PTX), as is a count past
+ * the arguments' end, before any of them past the kernel's count is read (CUDA records the
+ * count only with a driver of 12.4 or newer). Integers of the other signedness are taken.
+ */
+static void test_argument_kinds(enum devrt_backend backend)
+{
+    struct devrt_launch_config config = harness_grid1(1, 1);
+    struct devrt_arg args[] = {DEVRT_ARG_I64(1 << 30), DEVRT_ARG_I32(2)};
+    CHECK(devrt_launch(module, "raise_at", &config, args, 2, NULL) == DEVRT_SUCCESS,
+          "an i64 and an i32 for a u64 and a u32: %s", devrt_last_error());
+    if (backend == DEVRT_BACKEND_CUDA)
+        return;
+    uint32_t *sums = devrt_mem_alloc(device, 64);
+    struct devrt_arg wrong[] = {DEVRT_ARG_U64(5), DEVRT_ARG_PTR(sums)};
+    int status = devrt_launch(module, "barrier_sum", &config, wrong, 2, NULL);
+    const char *error = devrt_last_error();
+    CHECK(status == DEVRT_ERROR_ARGUMENTS &&
+              !strncmp(error, "kernel barrier_sum: argument 1 ", 31) &&
+              strstr(error, "is a pointer, given u64"),
+          "a u64 for a pointer: %s (%s)", devrt_status_string(status), error);
+    status = devrt_launch(module, "raise_at", &config, args, (size_t)-1, NULL);
+    CHECK(status == DEVRT_ERROR_ARGUMENTS &&
+              !strcmp(devrt_last_error(),
+                      "kernel raise_at takes 2 arguments (8 bytes, 4 bytes), given "
+                      "18446744073709551615 (i64: 8 bytes, i32: 4 bytes, and 18446744073709551613 "
+                      "more)"),
+          "a count of (size_t)-1: %s (%s)", devrt_status_string(status), devrt_last_error());
+    devrt_mem_free(device, sums);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -477,6 +509,8 @@ int main(int argc, char **argv)
         test_barrier();
     } else if (!strcmp(test, "divergent")) {
         test_divergent();
+    } else if (!strcmp(test, "argument_kinds")) {
+        test_argument_kinds(backend);
     } else if (!strncmp(test, "rogue_", 6)) {
         const struct rogue *r = rogue_named(test);
         if (!r) {

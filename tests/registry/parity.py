@@ -8,9 +8,10 @@ emulation's other wave widths count as backends of their own (emu64.<group>.<tes
 same tests in 64-lane waves), so a test cannot run at one width and not the other.
 Tests only the host can run are named unit.*, not emu.*. A test that only some backends
 can run carries the label only-gpu (hardware and nvptx: a GPU fault, which on the
-emulation would be the process's own) or only-nvptx (the CUDA driver's own behaviour), and
-is compared among those backends alone. Exit codes: 0 the same, 1 they differ (each
-difference named), 2 the list could not be read.
+emulation would be the process's own), only-nvptx (the CUDA driver's own behaviour) or
+only-kinds (which parameters are pointers, which PTX does not say), and is compared among
+those backends alone. Exit codes: 0 the same, 1 they differ (each difference named), 2 the
+list could not be read.
 """
 import argparse
 import json
@@ -21,7 +22,8 @@ BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32", "hip",
             "hipfake")
 # The backends that a test with one of these labels is registered for.
 ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",),
-        "only-hsasim": ("hsasim", "hsasim32"), "only-hipfake": ("hipfake",)}
+        "only-hsasim": ("hsasim", "hsasim32"), "only-hipfake": ("hipfake",),
+        "only-kinds": tuple(b for b in BACKENDS if b != "nvptx")}
 
 
 def labels(test):

@@ -51,10 +51,11 @@ static const char usage[] =
     "  chrome://tracing open: the launch, each request the server served, the output, heap\n"
     "  growth, exceptions and the server's sleeps. It overrides $DEVRT_TRACE.\n"
     "  ARG is TYPE:VALUE with TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64,\n"
-    "  buf:BYTES for a zeroed buffer the kernel and the host share, or bytes:HEX for a\n"
-    "  value given byte by byte in memory order (a struct). Arguments that do not\n"
-    "  fit the kernel's parameters, where the image records them, are refused before the\n"
-    "  kernel runs.\n"
+    "  buf:BYTES for a zeroed buffer the kernel and the host share, ptr:0 for a null\n"
+    "  pointer, or bytes:HEX for a value given byte by byte in memory order (a struct).\n"
+    "  Arguments that do not fit the kernel's parameters, where the image records them\n"
+    "  (their count, sizes, and whether each is a pointer, an integer or a float), are\n"
+    "  refused before the kernel runs.\n"
     "  --explain prints, without a GPU, the dispatch of an amdgcn kernel on the GPU GFX (a\n"
     "  target ID such as gfx1100 or gfx90a:xnack-): packet geometry, segment sizes, and each\n"
     "  kernarg's offset, size, kind and value (--json: as JSON). Buffers are null there.\n"
@@ -243,6 +244,15 @@ static int parse_arg(const char *text, struct devrt_arg *arg, size_t *buffer, ch
         *buffer = (size_t)bytes;
         return 0;
     }
+    /* A pointer that is no buffer: null alone, as no other address means anything here. */
+    if (kind == 3 && !strncmp(text, "ptr", 3)) {
+        if (strcmp(value, "0"))
+            return refuse(why, size, text, "a pointer without a buffer is null (ptr:0)");
+        arg->type = DEVRT_ARG_POINTER;
+        arg->value.pointer = NULL;
+        *buffer = 0;
+        return 0;
+    }
     if (kind == 5 && !strncmp(text, "bytes", 5)) {
         size_t digits = strlen(value);
         if (strspn(value, "0123456789abcdefABCDEF") != digits)
@@ -357,7 +367,12 @@ static void describe_bytes(const struct devrt_arg *arg, char *text, size_t size)
 static void describe_arg(const struct devrt_arg *arg, size_t buffer, char *text, size_t size)
 {
     switch (arg->type) {
-    case DEVRT_ARG_POINTER: snprintf(text, size, "buf:%zu, null here", buffer); break;
+    case DEVRT_ARG_POINTER:
+        if (buffer)
+            snprintf(text, size, "buf:%zu, null here", buffer);
+        else
+            snprintf(text, size, "ptr:0");
+        break;
     case DEVRT_ARG_F32: snprintf(text, size, "f32:%g", (double)arg->value.f32); break;
     case DEVRT_ARG_F64: snprintf(text, size, "f64:%g", arg->value.f64); break;
     case DEVRT_ARG_I32: snprintf(text, size, "i32:%d", arg->value.i32); break;
@@ -583,7 +598,7 @@ static int run(const char *image, const char *kernel, enum devrt_backend backend
     if (per_target)
         image = path;
     for (size_t i = 0; i < arg_count && !exit_code; ++i) {
-        if (args[i].type != DEVRT_ARG_POINTER)
+        if (args[i].type != DEVRT_ARG_POINTER || !buffers[i]) /* ptr:0 stays null */
             continue;
         args[i].value.pointer = devrt_mem_alloc(device, buffers[i]);
         if (!args[i].value.pointer) {
