@@ -443,11 +443,14 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     bool recorded = !running && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
     bool raised = status == DEVRT_SUCCESS && recorded;
     /*
-     * A raise that came before the timeout is reported with it. A kernel that runs on may
-     * still raise later; that is never reported, as its output after this is not.
+     * A raise that came before the timeout is reported with it: a whole record, whose
+     * detail_ready the raising lane stores last with release (the kernel may still run).
+     * A kernel that runs on may still raise later; that is never reported, as its output
+     * after this is not.
      */
-    bool raised_in_time =
-        status == DEVRT_ERROR_TIMEOUT && __atomic_load_n(&e->slot->word, __ATOMIC_ACQUIRE) != 0;
+    bool raised_in_time = status == DEVRT_ERROR_TIMEOUT &&
+                          __atomic_load_n(&e->slot->detail_ready, __ATOMIC_ACQUIRE) &&
+                          __atomic_load_n(&e->slot->word, __ATOMIC_RELAXED) != 0;
     pthread_mutex_lock(&l->lock);
     bool last = module->last == e;
     uint64_t queued = module->launches_queued;
