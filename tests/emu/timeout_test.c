@@ -277,6 +277,12 @@ static void test_after(const char *image, bool control, bool spin_on_stream)
     const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
     struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
     uint64_t id = 0;
+    /* Every lane of the spin has printed before mark is queued: HSA points the state at
+       mark's record at once, and a line sent after that would name mark's launch. */
+    for (uint32_t waited_ms = 0;
+         !stops && waited_ms < MARK_WAIT_MS && __atomic_load_n(&words[2], __ATOMIC_ACQUIRE) < LANES;
+         waited_ms += 10)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
     uint64_t held = held_count();
     status = devrt_launch_async(control ? other : module, "mark", &config, args, 1, stream, &id);
     CHECK(status == DEVRT_SUCCESS, "mark: %s", devrt_last_error());
