@@ -24,6 +24,8 @@ void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_
 bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
                                uint32_t flags, bool ended)
 {
+    if (!ended && devrt_faults_hold_all(server))
+        return false;
     if (!(flags & DEVRT_RPC_MORE))
         return !devrt_faults_hold_end(server);
     bool favoured = server->favoured == port;
@@ -55,6 +57,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
         return true;
     }
     server->deferred_packets++;
+    devrt_faults_deferred(server);
     return false;
 }
 

@@ -287,6 +287,21 @@ static inline void devrt_faults_seen(struct devrt_server *server)
         hooks->seen(server);
 }
 
+/* A packet deferred for the bound, which a test's stop waits for (tests/faults). */
+static inline void devrt_faults_deferred(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->deferred(server);
+}
+
+/* Whether a test holds every packet of a running kernel (once its stop has come). */
+static inline bool devrt_faults_hold_all(const struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    return hooks && hooks->hold_all(server);
+}
+
 /* The planted bug: a refused message stays. */
 static inline bool devrt_faults_keep_refused(const struct devrt_server *server)
 {

@@ -187,12 +187,6 @@ static void hook_hand_back(struct devrt_server *server)
         devrt_sleep_ns((uint64_t)faults->settings.stall_ms * 1000000u);
         faults->settings.stall_ms = 0;
     }
-    if (faults->settings.stop_after && server->deferred_packets &&
-        __atomic_load_n(faults->settings.stop_after, __ATOMIC_ACQUIRE) &&
-        !__atomic_load_n(&faults->stop, __ATOMIC_RELAXED)) {
-        faults->stats.stopped = true;
-        __atomic_store_n(&faults->stop, true, __ATOMIC_RELEASE);
-    }
     if (faults->settings.hand_back_delay_us) {
         faults->stats.delayed_hand_backs++;
         devrt_sleep_ns((uint64_t)faults->settings.hand_back_delay_us * 1000u);
@@ -261,6 +255,30 @@ static void hook_launch_event(devrt_module *module, enum devrt_launch_event even
     __atomic_fetch_add(&faults_of(server)->launch_events[event], 1u, __ATOMIC_RELEASE);
 }
 
+/*
+ * stop_after's stop comes as a packet is deferred for the bound, once the test's flag is
+ * set. From then on every packet of the running kernel is held (hook_hold_all), so that
+ * the port of that packet still waits on the bound when the kernel is known to have ended,
+ * however slowly the stopped lanes notice: what the drain of an ended kernel must take.
+ */
+static void hook_deferred(struct devrt_server *server)
+{
+    if (!faults_on(server))
+        return;
+    struct devrt_faults *faults = faults_of(server);
+    if (faults->settings.stop_after && !__atomic_load_n(&faults->stop, __ATOMIC_RELAXED) &&
+        __atomic_load_n(faults->settings.stop_after, __ATOMIC_ACQUIRE)) {
+        faults->stats.stopped = true;
+        __atomic_store_n(&faults->stop, true, __ATOMIC_RELEASE);
+    }
+}
+
+static bool hook_hold_all(const struct devrt_server *server)
+{
+    return faults_on(server) && __atomic_load_n(&faults_of(server)->stop, __ATOMIC_RELAXED) &&
+           faults_of(server)->settings.stop_after;
+}
+
 static const bool *hook_stop_flag(struct devrt_server *server)
 {
     return &faults_of(server)->stop;
@@ -291,6 +309,8 @@ static const struct devrt_fault_hooks hooks = {
     .before_reclaim = hook_before_reclaim,
     .launch_event = hook_launch_event,
     .stop_flag = hook_stop_flag,
+    .deferred = hook_deferred,
+    .hold_all = hook_hold_all,
     .stop = hook_stop,
     .release = hook_release,
 };

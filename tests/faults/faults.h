@@ -76,9 +76,11 @@ struct devrt_fault_settings {
     bool count_launch_events;
     /*
      * A stop on a condition, not a clock: once *stop_after (the test's flag, set from its
-     * output callback, for instance, once a line has ended) reads true and the server has
-     * deferred a packet for the bound, the emulation stops the running launch as its timeout
-     * would (stats.stopped says that it did).
+     * output callback, for instance, once a line has ended) reads true, the next packet the
+     * server defers for the bound stops the running launch as its timeout would on the
+     * emulation (stats.stopped says that it did), and from then on the server holds every
+     * packet of the running kernel: the deferred port still waits on the bound when the
+     * kernel is known to have ended, however late the stopped lanes notice.
      */
     const bool *stop_after;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
