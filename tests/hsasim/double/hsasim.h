@@ -63,9 +63,7 @@ struct hsasim_signal {
     int64_t kind;            /* amd_signal_t: AMD_SIGNAL_KIND_USER */
     int64_t value;           /* amd_signal_t: at byte 8 */
     uint64_t *event_mailbox; /* amd_signal_t: at 16; NULL while interrupts are dropped */
-    uint32_t event_id;       /* amd_signal_t: at 24 */
-    uint32_t pad;
-    uint64_t events; /* the mailbox: its low word counts interrupts, a futex */
+    uint32_t event_id;       /* amd_signal_t: at 24; its mailbox is a slot of the event page */
 };
 
 struct hsasim_signal *hsasim_signal(hsa_signal_t signal);

@@ -4,6 +4,13 @@
  * mailbox and id at the offsets it knows (device/arch/amdgcn_signal.h). Every signal is an
  * interrupt signal, as ROCr makes them by default (InterruptSignal, when the kernel driver
  * gives events). Here the mailbox word counts interrupts and is what waiters sleep on.
+ *
+ * The mailboxes are slots of an event page, as amdkfd's are, outside the signals: an agent
+ * that has stored a completion's value still raises its interrupt after it, and by then the
+ * waiter may have seen the value and destroyed the signal. A mailbox inside the signal made
+ * that a write to freed memory (ThreadSanitizer, under load: hsa_signal_destroy against
+ * hsasim_signal_notify). Ids past the page share slots: a waiter then wakes for another
+ * signal's interrupt and looks at its value again.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +34,21 @@ static struct signal_node {
 static uint32_t next_event_id = 1;
 static bool interrupts_dropped;
 
+#define HSASIM_EVENTS 4096u
+static uint64_t event_page[HSASIM_EVENTS];
+
+static uint64_t *event_slot(uint32_t event_id)
+{
+    return &event_page[event_id % HSASIM_EVENTS];
+}
+
+/* The interrupt: count it in the mailbox and wake its waiters. */
+static void raise_event(uint64_t *mailbox)
+{
+    __atomic_add_fetch((uint32_t *)mailbox, 1u, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, (uint32_t *)mailbox, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 struct hsasim_signal *hsasim_signal(hsa_signal_t handle)
 {
     return handle.handle ? (struct hsasim_signal *)(uintptr_t)handle.handle : NULL;
@@ -45,7 +67,7 @@ hsa_status_t hsa_signal_create(hsa_signal_value_t initial, uint32_t num_consumer
     s->value = initial;
     pthread_mutex_lock(&hsasim_lock);
     s->event_id = next_event_id++;
-    s->event_mailbox = interrupts_dropped ? NULL : &s->events;
+    s->event_mailbox = interrupts_dropped ? NULL : event_slot(s->event_id);
     node->next = signals;
     signals = node;
     pthread_mutex_unlock(&hsasim_lock);
@@ -75,14 +97,15 @@ hsa_status_t hsa_signal_destroy(hsa_signal_t handle)
 
 void hsasim_signal_notify(struct hsasim_signal *s)
 {
-    __atomic_add_fetch((uint32_t *)&s->events, 1u, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, (uint32_t *)&s->events, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    raise_event(event_slot(s->event_id));
 }
 
+/* The mailbox is found before the value changes: after it, the signal may be gone. */
 void hsasim_signal_add(struct hsasim_signal *s, int64_t delta)
 {
+    uint64_t *mailbox = event_slot(s->event_id);
     __atomic_add_fetch(&s->value, delta, __ATOMIC_SEQ_CST);
-    hsasim_signal_notify(s);
+    raise_event(mailbox);
 }
 
 void hsasim_signals_drop_interrupts(bool drop)
@@ -90,7 +113,7 @@ void hsasim_signals_drop_interrupts(bool drop)
     pthread_mutex_lock(&hsasim_lock);
     interrupts_dropped = drop;
     for (struct signal_node *n = signals; n; n = n->next)
-        __atomic_store_n(&n->signal.event_mailbox, drop ? NULL : &n->signal.events,
+        __atomic_store_n(&n->signal.event_mailbox, drop ? NULL : event_slot(n->signal.event_id),
                          __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&hsasim_lock);
 }
@@ -103,8 +126,9 @@ __attribute__((visibility("default"))) void devrt_hsasim_drop_interrupts(bool dr
 void hsa_signal_store_screlease(hsa_signal_t handle, hsa_signal_value_t value)
 {
     struct hsasim_signal *s = hsasim_signal(handle);
+    uint64_t *mailbox = event_slot(s->event_id);
     __atomic_store_n(&s->value, value, __ATOMIC_SEQ_CST);
-    hsasim_signal_notify(s);
+    raise_event(mailbox);
 }
 
 void hsa_signal_store_relaxed(hsa_signal_t handle, hsa_signal_value_t value)
@@ -157,18 +181,19 @@ hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t handle, hsa_signal_con
 {
     (void)wait_state;
     struct hsasim_signal *s = hsasim_signal(handle);
+    uint32_t *mailbox = (uint32_t *)event_slot(s->event_id);
     uint64_t start = now_ns();
     uint64_t end = timeout_hint > UINT64_MAX - start ? UINT64_MAX : start + timeout_hint;
     for (;;) {
-        uint32_t seen = __atomic_load_n((uint32_t *)&s->events, __ATOMIC_SEQ_CST);
+        uint32_t seen = __atomic_load_n(mailbox, __ATOMIC_SEQ_CST);
         hsa_signal_value_t v = __atomic_load_n(&s->value, __ATOMIC_SEQ_CST);
         uint64_t now = now_ns();
         if (satisfied(v, condition, compare) || now >= end)
             return v;
         uint64_t left = end - now;
         struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        syscall(SYS_futex, (uint32_t *)&s->events, FUTEX_WAIT_PRIVATE, seen,
-                end == UINT64_MAX ? NULL : &timeout, NULL, 0);
+        syscall(SYS_futex, mailbox, FUTEX_WAIT_PRIVATE, seen, end == UINT64_MAX ? NULL : &timeout,
+                NULL, 0);
     }
 }
 
