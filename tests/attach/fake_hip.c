@@ -147,6 +147,17 @@ struct op {
     uint64_t until;
 };
 
+/*
+ * A 32-bit fill as the GPU's memset kernel writes it, word by word. Its own function so that
+ * hipfake.control.drop_waits can name it in a ThreadSanitizer suppression: with the stream
+ * waits dropped, this fill of a module's state overlaps the running kernel's reads of it.
+ */
+__attribute__((noinline)) static void fake_hip_fill32(void *at, uint32_t value, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        __atomic_store_n((uint32_t *)at + i, value, __ATOMIC_RELEASE);
+}
+
 static void run_op(struct op *op)
 {
     switch (op->kind) {
@@ -166,10 +177,7 @@ static void run_op(struct op *op)
         break;
     }
     case OP_FILL8: memset(op->at, (int)op->value, op->count); break;
-    case OP_FILL32:
-        for (size_t i = 0; i < op->count; ++i)
-            __atomic_store_n((uint32_t *)op->at + i, op->value, __ATOMIC_RELEASE);
-        break;
+    case OP_FILL32: fake_hip_fill32(op->at, op->value, op->count); break;
     case OP_WAIT:
         pthread_mutex_lock(&op->other->lock);
         if (op->other->done < op->until)
