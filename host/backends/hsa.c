@@ -218,6 +218,18 @@ static int hsa_open(devrt_device *device, int index)
         devrt_hsa.hsa_shut_down();
         return devrt_fail(DEVRT_ERROR_NO_DEVICE, "HSA: no AMD GPU %d (found %d)", index, seen);
     }
+    /* Nothing may reach the GPU's queues once a fault evicted them: a fill would never end. */
+    int lost = DEVRT_ERROR_DEVICE_LOST;
+    if (devrt_hsa.hsa_agent_get_info(b->gpu, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID,
+                                     &b->node) != HSA_STATUS_SUCCESS)
+        lost = devrt_fail(DEVRT_ERROR_BACKEND, "HSA: AMD GPU %d has no kernel driver node", index);
+    else
+        lost = devrt_hsa_lost_earlier(b->node, index);
+    if (lost != DEVRT_SUCCESS) {
+        free(b);
+        devrt_hsa.hsa_shut_down();
+        return lost;
+    }
     struct pool_list gpu_pools = {0}, cpu_pools = {0};
     devrt_hsa.hsa_amd_agent_iterate_memory_pools(b->gpu, find_pools, &gpu_pools);
     devrt_hsa.hsa_amd_agent_iterate_memory_pools(b->cpu, find_pools, &cpu_pools);

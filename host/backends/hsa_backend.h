@@ -92,6 +92,7 @@ struct hsa_launch {
     void *kernarg;
     int kernarg_slot; /* of the ring, or -1: an allocation of its own */
     const char *kernel;
+    uint64_t id; /* the launch's, 0 for a synchronous one */
 };
 
 /*
@@ -120,6 +121,7 @@ struct hsa_backend {
     char isa[128];                /* amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack- */
     uint32_t group_segment_limit; /* LDS bytes per workgroup; 0 if the runtime did not say */
     uint64_t memory_bytes;        /* the coarse-grained pool's, the GPU's own memory */
+    uint32_t node;                /* the kernel driver's node of the GPU */
     int wanted, seen;
     /*
      * The queue launches go to, swapped under queue_lock, which hsa_enqueue holds while it
@@ -148,6 +150,8 @@ struct hsa_backend {
     bool faulted;
     uint64_t fault_address;
     uint32_t fault_reasons;
+    char fault_kernel[128]; /* the kernel that ran at the fault, and its launch */
+    uint64_t fault_launch;
 };
 
 struct hsa_module {
@@ -169,6 +173,9 @@ DEVRT_HSA_INTERNAL int devrt_hsa_failed(int code, hsa_status_t status, const cha
 DEVRT_HSA_INTERNAL bool devrt_hsa_track_open(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL void devrt_hsa_track_close(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL bool devrt_hsa_faulted(struct hsa_backend *b);
+/* DEVRT_ERROR_DEVICE_LOST, saying why, when a fault earlier in the process evicted the queues
+   of the GPU at NODE (devrt's GPU INDEX), else DEVRT_SUCCESS. */
+DEVRT_HSA_INTERNAL int devrt_hsa_lost_earlier(uint32_t node, int index);
 DEVRT_HSA_INTERNAL int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b);
 
 /* hsa_copy.c: the GPU's memory, allocated and copied. */

@@ -184,6 +184,7 @@ int devrt_hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *a
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a launch");
     }
     l->kernel = entry->kernel;
+    l->id = entry->id;
     status = take_kernarg(b, l, dispatch.kernarg_size);
     if (status == DEVRT_SUCCESS &&
         devrt_hsa.hsa_signal_create(1, 0, NULL, &l->done) != HSA_STATUS_SUCCESS)

@@ -20,13 +20,78 @@ static struct hsa_backend *open_backends[DEVRT_HSA_MAX_OPEN];
 static size_t open_count;
 static bool handler_registered;
 
-/* Whether B has a launch enqueued that has not ended: a fault on the GPU may be its. */
-static bool running_on(struct hsa_backend *b)
+/*
+ * The GPUs a memory fault evicted in this process, by the kernel driver's node id, under
+ * open_lock. amdkfd keeps one process object for the life of the address space
+ * (kfd_create_process finds the one an earlier open of /dev/kfd made), a fault evicts the
+ * process's queues on the GPU (kfd_dqm_evict_pasid), queues made later start evicted
+ * (create_queue_cpsch: is_evicted follows qpd->evicted) and nothing restores them: the GPU
+ * is lost to this process, whatever becomes of the runtime, as a CUDA GPU after a sticky
+ * error is. Every fault is kept, claimed or not: the eviction is the same.
+ */
+struct lost_gpu {
+    uint32_t node;
+    uint64_t address;
+    uint32_t reasons;
+};
+static struct lost_gpu lost_gpus[DEVRT_HSA_MAX_OPEN];
+static size_t lost_count;
+
+/* The fault EVENT's GPU among the lost, with the GPU's node from B when devrt has it open. */
+static void remember_lost(const hsa_amd_event_t *event, const struct hsa_backend *b)
+{
+    uint32_t node = 0;
+    if (b)
+        node = b->node;
+    else if (devrt_hsa.hsa_agent_get_info(event->memory_fault.agent,
+                                          (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID,
+                                          &node) != HSA_STATUS_SUCCESS)
+        return;
+    for (size_t i = 0; i < lost_count; ++i)
+        if (lost_gpus[i].node == node)
+            return;
+    if (lost_count < DEVRT_HSA_MAX_OPEN)
+        lost_gpus[lost_count++] = (struct lost_gpu){
+            .node = node,
+            .address = event->memory_fault.virtual_address,
+            .reasons = event->memory_fault.fault_reason_mask,
+        };
+}
+
+int devrt_hsa_lost_earlier(uint32_t node, int index)
+{
+    pthread_mutex_lock(&open_lock);
+    const struct lost_gpu *lost = NULL;
+    for (size_t i = 0; i < lost_count && !lost; ++i)
+        if (lost_gpus[i].node == node)
+            lost = &lost_gpus[i];
+    int status = DEVRT_SUCCESS;
+    if (lost) {
+        char reasons[160];
+        devrt_hsa_fault_reasons(lost->reasons, reasons, sizeof reasons);
+        status = devrt_fail(DEVRT_ERROR_DEVICE_LOST,
+                            "HSA: AMD GPU %d had a memory fault at address 0x%" PRIx64
+                            " (%s) earlier in this process, and the kernel driver keeps the "
+                            "process's queues on it evicted: only a new process can use the "
+                            "GPU again",
+                            index, lost->address, reasons);
+    }
+    pthread_mutex_unlock(&open_lock);
+    return status;
+}
+
+/*
+ * B's launch that runs, if any: the oldest enqueued that has not ended. A fault on the GPU
+ * may be its; the barrier bits run one launch of the queue at a time, and the list is newest
+ * first.
+ */
+static const struct hsa_launch *running_on(struct hsa_backend *b)
 {
     pthread_mutex_lock(&b->launches_lock);
-    bool running = false;
-    for (const struct hsa_launch *l = b->launches; l && !running; l = l->next)
-        running = devrt_hsa.hsa_signal_load_scacquire(l->done) > 0;
+    const struct hsa_launch *running = NULL;
+    for (const struct hsa_launch *l = b->launches; l; l = l->next)
+        if (devrt_hsa.hsa_signal_load_scacquire(l->done) > 0)
+            running = l;
     pthread_mutex_unlock(&b->launches_lock);
     return running;
 }
@@ -36,7 +101,7 @@ static bool running_on(struct hsa_backend *b)
  * device is lost, and returning success keeps ROCr from aborting the process. A fault on a
  * GPU where no launch of devrt's runs is another user's of the GPU: ROCr's default stands
  * (it ends the process). ROCr reports one fault only (VMFaultHandler's signal handler is
- * not kept after it): the first is final.
+ * not kept after it): the first is final. Either way the GPU is lost to later opens.
  */
 static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
 {
@@ -46,12 +111,18 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
     for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
         gpus[i] = open_backends[i] ? open_backends[i]->gpu.handle : 0;
     int owner = devrt_hsa_fault_owner(event, gpus, DEVRT_HSA_MAX_OPEN);
-    if (owner >= 0 && !running_on(open_backends[owner]))
+    if (event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT)
+        remember_lost(event, owner >= 0 ? open_backends[owner] : NULL);
+    const struct hsa_launch *running = owner >= 0 ? running_on(open_backends[owner]) : NULL;
+    if (!running)
         owner = -1;
     if (owner >= 0) {
         struct hsa_backend *b = open_backends[owner];
         b->fault_address = event->memory_fault.virtual_address;
         b->fault_reasons = event->memory_fault.fault_reason_mask;
+        /* The launch may be released once the fault is seen: its names are copied. */
+        snprintf(b->fault_kernel, sizeof b->fault_kernel, "%s", running->kernel);
+        b->fault_launch = running->id;
         /* Pairs with the acquire loads of every wait, which then stop waiting. */
         __atomic_store_n(&b->faulted, true, __ATOMIC_RELEASE);
     }
@@ -105,16 +176,23 @@ void devrt_hsa_track_close(struct hsa_backend *b)
 /*
  * A memory fault lost the device. The kernel driver evicted every queue the process has on
  * this GPU, and queues made later start evicted (amdkfd's memory-violation path): the
- * device is lost, as HIP treats it, until it is closed and opened again. The first to see
- * it marks it lost with the fault; every launch then reports that.
+ * device is lost for the rest of the process (devrt_hsa_lost_earlier). The first to see it
+ * marks it lost with the fault and the launch that ran; every launch then reports that.
  */
 int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b)
 {
     char text[512], reasons[160];
     pthread_mutex_lock(&open_lock);
     devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
-    snprintf(text, sizeof text, "GPU memory fault at address 0x%" PRIx64 " (%s)", b->fault_address,
-             reasons);
+    if (b->fault_launch)
+        snprintf(text, sizeof text,
+                 "kernel %s (launch %" PRIu64 ") faulted: GPU memory fault at address 0x%" PRIx64
+                 " (%s)",
+                 b->fault_kernel, b->fault_launch, b->fault_address, reasons);
+    else
+        snprintf(text, sizeof text,
+                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 " (%s)",
+                 b->fault_kernel, b->fault_address, reasons);
     pthread_mutex_unlock(&open_lock);
     devrt_device *device = devrt_module_device(module);
     if (devrt_device_check_lost(device) != DEVRT_SUCCESS)

@@ -1,8 +1,8 @@
 /*
  * A kernel that faults the GPU loses the device for the process (docs/runtime.md, "A device
  * lost"): its launch's report names the launch and the fault, every later call on the device
- * fails at once with DEVRT_ERROR_DEVICE_LOST, and the device closed and opened again runs a
- * kernel cleanly (HSA), or its open says that only a new process can use it (CUDA). The control
+ * fails at once with DEVRT_ERROR_DEVICE_LOST, and the device closed and opened again says that
+ * only a new process can use it (CUDA's sticky error; HSA's evicted queues). The control
  * runs the same steps with a pointer the kernel may write: every call succeeds, so the failures
  * come from the fault alone.
  *
@@ -110,14 +110,15 @@ int main(int argc, char **argv)
     devrt_stream_destroy(stream);
 
     /*
-     * Closed and opened again, the device runs a kernel cleanly; except on CUDA, whose driver
-     * keeps a kernel's fault for the process's lifetime (measured on driver 580, CUDA 13.0:
-     * docs/results/2026-12-04-h200-timeouts.md): there the open says so, and a new process
-     * (the next test) has the GPU.
+     * Closed and opened again, the device runs a kernel cleanly after no fault. After one
+     * the open says that only a new process can use the GPU: CUDA's driver keeps a kernel's
+     * fault for the process's lifetime (measured on driver 580, CUDA 13.0:
+     * docs/results/2026-12-04-h200-timeouts.md), and amdkfd keeps the process's queues on the
+     * GPU evicted. A new process (the next test) has the GPU.
      */
     devrt_mem_free(device, word);
     devrt_device_close(device);
-    if (fault && backend == DEVRT_BACKEND_CUDA) {
+    if (fault && (backend == DEVRT_BACKEND_CUDA || backend == DEVRT_BACKEND_HSA)) {
         status = devrt_device_open(backend, 0, NULL, &device);
         printf("opened again: %s: %s\n", devrt_status_string(status),
                status ? devrt_last_error() : "");

@@ -87,7 +87,9 @@ static void check_usable(const char *after)
 
 /*
  * A memory fault during a kernel (CONTROL: none): the launch fails naming the fault, the
- * device is lost, launches in flight and later calls fail at once, close and a new open work.
+ * device is lost, launches in flight and later calls fail at once, the close works, and an
+ * open afterwards says that only a new process can use the GPU (the kernel driver keeps the
+ * process's queues on it evicted). Without the fault the same open works.
  */
 static void test_memory_fault(bool control)
 {
@@ -107,6 +109,12 @@ static void test_memory_fault(bool control)
     if (control) {
         CHECK(status == DEVRT_SUCCESS && pending == DEVRT_SUCCESS, "%s", devrt_last_error());
         check_usable("two launches");
+        devrt_device_close(device);
+        device = NULL;
+        module = NULL;
+        CHECK(open_device() == 0, "open again: %s", devrt_last_error());
+        if (device)
+            check_usable("the device was opened again");
         return;
     }
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the faulting launch: %s (%s)",
@@ -123,10 +131,22 @@ static void test_memory_fault(bool control)
     CHECK(harness_load(device, image, &other) == DEVRT_ERROR_DEVICE_LOST, "a load: %s",
           devrt_last_error());
     devrt_device_close(device);
-    /* A new runtime opens the kernel driver anew: the device is found again. */
-    CHECK(open_device() == 0, "open again: %s", devrt_last_error());
-    if (device)
-        check_usable("the device was opened again");
+    device = NULL;
+    module = NULL;
+    /* The runtime is started anew by each open; the kernel driver's process is not. */
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+        devrt_device *again = NULL;
+        int reopened = devrt_device_open(DEVRT_BACKEND_HSA, 0, NULL, &again);
+        printf("open %d after the fault: %s: %s\n", attempt, devrt_status_string(reopened),
+               reopened ? devrt_last_error() : "");
+        CHECK(reopened == DEVRT_ERROR_DEVICE_LOST &&
+                  strstr(devrt_last_error(), "only a new process can use the GPU") &&
+                  strstr(devrt_last_error(), "0xdead0000"),
+              "open %d after the fault: status %d (%s): %s", attempt, reopened,
+              devrt_status_string(reopened), devrt_last_error());
+        if (reopened == DEVRT_SUCCESS)
+            devrt_device_close(again);
+    }
 }
 
 /* A queue error with two launches in flight (CONTROL: none): both fail, the next works. */

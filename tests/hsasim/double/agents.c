@@ -45,6 +45,14 @@ static int references; /* hsa_init's, less hsa_shut_down's; under hsasim_lock */
 static hsa_amd_system_event_callback_t handler;
 static void *handler_data;
 static bool faults_reported; /* ROCr's fault handler has not yet stopped reporting */
+/*
+ * The GPU's queues evicted by a memory fault, for the rest of the process: amdkfd keeps one
+ * process object for the life of the address space (kfd_create_process finds the one an
+ * earlier open of /dev/kfd made), a fault evicts its queues (kfd_dqm_evict_pasid), queues
+ * made later start evicted (create_queue_cpsch: is_evicted follows qpd->evicted), and
+ * nothing restores them. So a runtime started anew (hsa_shut_down, then hsa_init) finds
+ * the GPU as the fault left it.
+ */
 static bool evicted;
 static uint64_t generation; /* counts runtimes started: what a last one left is dropped */
 
@@ -117,13 +125,12 @@ hsa_status_t hsa_init(void)
 {
     pthread_mutex_lock(&hsasim_lock);
     if (references++ == 0) {
-        /* A new runtime opens the kernel driver anew: nothing of a last one's stays. */
+        /* A new runtime binds its handlers anew; the kernel driver's process stays (evicted). */
         choose_target();
         __atomic_add_fetch(&generation, 1u, __ATOMIC_RELEASE);
         handler = NULL;
         handler_data = NULL;
         faults_reported = true;
-        __atomic_store_n(&evicted, false, __ATOMIC_RELEASE);
         /* Faults a test injected stay armed across runtimes: a test may inject before an
            open. The environment's are read with the first. */
         static bool read_environment;
@@ -224,6 +231,12 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t handle, hsa_agent_info_t attribute, 
         if (agent->type != HSA_DEVICE_TYPE_GPU)
             return HSA_STATUS_ERROR_INVALID_ARGUMENT;
         *(uint32_t *)value = agent->wave_size;
+        break;
+    /* The kernel driver's topology numbers its nodes from the CPUs' (ROCr's node_id). */
+    case HSA_AMD_AGENT_INFO_DRIVER_NODE_ID:
+        *(uint32_t *)value = agent == &hsasim_gpu    ? (nearest_cpu < 0 ? 1u : 2u)
+                             : agent == &hsasim_cpu1 ? 1u
+                                                     : 0u;
         break;
     /* No PCI device: devrt_pci_local_cpus then finds no list, as on a machine without sysfs. */
     case HSA_AMD_AGENT_INFO_BDFID: *(uint32_t *)value = 0xffff; break;

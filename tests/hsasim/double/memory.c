@@ -165,8 +165,18 @@ hsa_status_t hsa_amd_memory_fill(void *ptr, uint32_t value, size_t count)
                    count);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    if (hsasim_gpu_evicted())
-        return HSA_STATUS_ERROR; /* the fill is a kernel on an evicted queue */
+    /*
+     * ROCr's fill is a blit kernel on the GPU's own queue, waited for with no timeout
+     * (GpuAgent::DmaFill, BlitKernel::SubmitLinearFillCommand): on an evicted GPU it never
+     * returns. The double ends the process there instead, saying so, so that a test fails at
+     * once rather than hanging.
+     */
+    if (hsasim_gpu_evicted()) {
+        hsasim_say("hsa_amd_memory_fill(%p, %zu words) on a GPU whose queues a memory fault "
+                   "evicted: ROCr's blit kernel would never run, and the fill never return",
+                   ptr, count);
+        abort();
+    }
     for (size_t i = 0; i < count; ++i)
         memcpy((char *)ptr + 4 * i, &value, 4);
     return HSA_STATUS_SUCCESS;
