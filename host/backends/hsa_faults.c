@@ -12,8 +12,9 @@
 
 /*
  * The GPUs devrt has open, for the runtime's system event handler, which gets no device:
- * the runtime takes one handler per process and none can be removed, so one handler
- * serves every device and finds the faulting one here.
+ * the runtime keeps every handler registered, calls each on an event and removes none
+ * (ROCr's Runtime::SetCustomSystemEventHandler, VMFaultHandler), so devrt registers one
+ * per run of the runtime, which serves every device and finds the faulting one here.
  */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hsa_backend *open_backends[DEVRT_HSA_MAX_OPEN];
@@ -146,14 +147,13 @@ bool devrt_hsa_track_open(struct hsa_backend *b)
         open_backends[slot] = b;
         open_count++;
         /*
-         * HSA_STATUS_ERROR says a handler is registered already: ours, while the runtime
-         * stayed up since the last device closed, or another user's, which then gets the
-         * faults (docs/runtime.md).
+         * Once per run of the runtime, as far as devrt can tell: where another user kept the
+         * runtime up across devrt's last close, it keeps both registrations and calls both,
+         * and the second call of on_system_event finds its work done.
          */
-        if (!handler_registered) {
-            hsa_status_t r = devrt_hsa.hsa_amd_register_system_event_handler(on_system_event, NULL);
-            handler_registered = r == HSA_STATUS_SUCCESS || r == HSA_STATUS_ERROR;
-        }
+        if (!handler_registered)
+            handler_registered = devrt_hsa.hsa_amd_register_system_event_handler(
+                                     on_system_event, NULL) == HSA_STATUS_SUCCESS;
     }
     pthread_mutex_unlock(&open_lock);
     return slot < DEVRT_HSA_MAX_OPEN;

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+
 #include "faults.h"
 #include "harness.h"
 #include "hsasim_control.h"
@@ -74,6 +77,37 @@ static int launch_spin(uint64_t timeout_ns, devrt_stream *stream, uint64_t *id)
     if (id)
         return devrt_launch_async(module, "spin", &config, args, 3, stream, id);
     return devrt_launch(module, "spin", &config, args, 3, NULL);
+}
+
+/*
+ * Another user of the runtime in the process (HIP, a profiler): a system event handler
+ * registered before devrt's, with a runtime reference the test keeps, which claims nothing
+ * and counts its calls.
+ */
+static int own_handler_calls;
+
+static hsa_status_t own_handler(const hsa_amd_event_t *event, void *data)
+{
+    (void)event;
+    (void)data;
+    __atomic_add_fetch(&own_handler_calls, 1, __ATOMIC_RELAXED);
+    return HSA_STATUS_ERROR;
+}
+
+static void register_own_handler(void)
+{
+    void *library = dlopen(getenv("DEVRT_TEST_HSA_LIBRARY"), RTLD_NOW);
+    __typeof__(hsa_init) *init =
+        library ? (__typeof__(hsa_init) *)dlsym(library, "hsa_init") : NULL;
+    __typeof__(hsa_amd_register_system_event_handler) *add =
+        library ? (__typeof__(hsa_amd_register_system_event_handler) *)dlsym(
+                      library, "hsa_amd_register_system_event_handler")
+                : NULL;
+    if (!init || !add || init() != HSA_STATUS_SUCCESS) {
+        fprintf(stderr, "FAIL: the HSA runtime double did not start for the test's handler\n");
+        exit(1);
+    }
+    CHECK(add(own_handler, NULL) == HSA_STATUS_SUCCESS, "the test's handler was refused");
 }
 
 /* A kernel that runs to its end, counted: the device works. */
@@ -147,6 +181,28 @@ static void test_memory_fault(bool control)
         if (reopened == DEVRT_SUCCESS)
             devrt_device_close(again);
     }
+}
+
+/*
+ * A fault in devrt's launch with another user's handler registered first: ROCr calls both,
+ * devrt's claims it (the launch reports the device lost, the process goes on), and the other
+ * is called once. Its control ($DEVRT_HSASIM_PLANT=one_handler) is a runtime that keeps one
+ * handler: devrt's is refused, no one claims the fault, and the process aborts.
+ */
+static void test_two_handlers(void)
+{
+    inject(DEVRT_HSASIM_MEMORY_FAULT, 1);
+    uint64_t id = 0;
+    struct devrt_launch_report report;
+    int status = launch_mark(4, &id, NULL);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, &report);
+    printf("the faulting launch: %s; the test's handler called %d time%s\n",
+           devrt_status_string(status), own_handler_calls, own_handler_calls == 1 ? "" : "s");
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(report.text, "GPU memory fault"),
+          "the faulting launch: %s (%s)", devrt_status_string(status), devrt_last_error());
+    CHECK(own_handler_calls == 1, "the test's handler was called %d times, expected once",
+          own_handler_calls);
 }
 
 /* A queue error with two launches in flight (CONTROL: none): both fail, the next works. */
@@ -452,7 +508,8 @@ int main(int argc, char **argv)
                                         "nearest_cpu",
                                         "nearest_cpu_control",
                                         "foreign_fault",
-                                        "foreign_fault_control"};
+                                        "foreign_fault_control",
+                                        "two_handlers"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -462,6 +519,8 @@ int main(int argc, char **argv)
     }
     image = argv[1];
     const char *test = argv[2];
+    if (!strcmp(test, "two_handlers"))
+        register_own_handler();
     int exit_code = open_device();
     if (exit_code)
         return exit_code == HARNESS_SKIP ? 1 : exit_code; /* the double is always there */
@@ -492,6 +551,8 @@ int main(int argc, char **argv)
         test_nearest_cpu();
     else if (!strncmp(test, "foreign_fault", 13))
         test_foreign_fault(control);
+    else if (!strcmp(test, "two_handlers"))
+        test_two_handlers();
     if (device) {
         if (module)
             devrt_module_unload(module);

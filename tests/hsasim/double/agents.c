@@ -42,8 +42,13 @@ static struct hsasim_pool cpu_pools[] = CPU_POOLS(hsasim_cpu);
 static struct hsasim_pool cpu1_pools[] = CPU_POOLS(hsasim_cpu1);
 
 static int references; /* hsa_init's, less hsa_shut_down's; under hsasim_lock */
-static hsa_amd_system_event_callback_t handler;
-static void *handler_data;
+/* The system event handlers of this runtime, in the order registered; under hsasim_lock. */
+#define HSASIM_MAX_HANDLERS 8
+static struct {
+    hsa_amd_system_event_callback_t callback;
+    void *data;
+} handlers[HSASIM_MAX_HANDLERS];
+static size_t handler_count;
 static bool faults_reported; /* ROCr's fault handler has not yet stopped reporting */
 /*
  * The GPU's queues evicted by a memory fault, for the rest of the process: amdkfd keeps one
@@ -128,8 +133,7 @@ hsa_status_t hsa_init(void)
         /* A new runtime binds its handlers anew; the kernel driver's process stays (evicted). */
         choose_target();
         __atomic_add_fetch(&generation, 1u, __ATOMIC_RELEASE);
-        handler = NULL;
-        handler_data = NULL;
+        handler_count = 0;
         faults_reported = true;
         /* Faults a test injected stay armed across runtimes: a test may inject before an
            open. The environment's are read with the first. */
@@ -362,16 +366,24 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,
     return HSA_STATUS_SUCCESS;
 }
 
-/* ROCr keeps one handler (Runtime::SetCustomSystemEventHandler refuses a second). */
+/*
+ * ROCr keeps every handler registered, in order, and none can be removed
+ * (Runtime::SetCustomSystemEventHandler appends). $DEVRT_HSASIM_PLANT=one_handler plants the
+ * model this double had before, which refused a second handler.
+ */
 hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t callback,
                                                    void *data)
 {
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    bool one = plant && !strcmp(plant, "one_handler");
     pthread_mutex_lock(&hsasim_lock);
-    hsa_status_t status = handler ? HSA_STATUS_ERROR : HSA_STATUS_SUCCESS;
-    if (!handler) {
-        handler = callback;
-        handler_data = data;
-    }
+    hsa_status_t status = HSA_STATUS_SUCCESS;
+    if (one && handler_count > 0)
+        status = HSA_STATUS_ERROR;
+    else if (handler_count == HSASIM_MAX_HANDLERS)
+        status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    else
+        handlers[handler_count++] = (__typeof__(handlers[0])){callback, data};
     pthread_mutex_unlock(&hsasim_lock);
     return status;
 }
@@ -396,8 +408,9 @@ void hsasim_memory_fault(uint64_t address)
     __atomic_store_n(&evicted, true, __ATOMIC_RELEASE);
     pthread_mutex_lock(&hsasim_lock);
     bool reported = faults_reported;
-    hsa_amd_system_event_callback_t callback = handler;
-    void *data = handler_data;
+    __typeof__(handlers) called;
+    size_t count = handler_count;
+    memcpy(called, handlers, sizeof called);
     /* ROCr's VMFaultHandler reports one fault: its signal handler is not kept after it. */
     faults_reported = false;
     pthread_mutex_unlock(&hsasim_lock);
@@ -407,7 +420,11 @@ void hsasim_memory_fault(uint64_t address)
     event.memory_fault.agent = (hsa_agent_t){(uint64_t)(uintptr_t)&hsasim_gpu};
     event.memory_fault.virtual_address = address;
     event.memory_fault.fault_reason_mask = HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT;
-    if (callback && callback(&event, data) == HSA_STATUS_SUCCESS)
+    /* Runtime::VMFaultHandler calls every handler; one that returns success claims it. */
+    bool claimed = false;
+    for (size_t i = 0; i < count; ++i)
+        claimed |= called[i].callback(&event, called[i].data) == HSA_STATUS_SUCCESS;
+    if (claimed)
         return;
     /* Runtime::VMFaultHandler: unclaimed, the fault ends the process. */
     hsasim_say("memory fault at address 0x%llx on the GPU, claimed by no handler: the HSA runtime "
