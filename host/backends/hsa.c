@@ -186,6 +186,8 @@ static void release_backend(devrt_device *device)
         devrt_hsa.hsa_signal_destroy(b->copied);
     if (b->doorbell.handle)
         devrt_hsa.hsa_signal_destroy(b->doorbell);
+    free(b->ranges);
+    pthread_mutex_destroy(&b->ranges_lock);
     pthread_mutex_destroy(&b->staging_lock);
     pthread_mutex_destroy(&b->queue_lock);
     pthread_mutex_destroy(&b->launches_lock);
@@ -255,6 +257,7 @@ static int hsa_open(devrt_device *device, int index)
     devrt_device_set_backend_state(device, b);
     devrt_device_set_wave_size(device, wave);
 
+    pthread_mutex_init(&b->ranges_lock, NULL);
     pthread_mutex_init(&b->staging_lock, NULL);
     pthread_mutex_init(&b->queue_lock, NULL);
     pthread_mutex_init(&b->launches_lock, NULL);
@@ -282,6 +285,9 @@ static int hsa_open(devrt_device *device, int index)
     if (status == HSA_STATUS_SUCCESS) {
         b->kernarg_ring = ring;
         status = devrt_hsa.hsa_amd_agents_allow_access(1, &b->gpu, NULL, ring);
+        if (status == HSA_STATUS_SUCCESS &&
+            !devrt_hsa_own(b, ring, (size_t)DEVRT_HSA_KERNARG_SLOTS * DEVRT_HSA_KERNARG_SLOT))
+            status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     if (status != HSA_STATUS_SUCCESS) {
         int failure = devrt_hsa_failed(DEVRT_ERROR_BACKEND, status, "the kernel argument memory");

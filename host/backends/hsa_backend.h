@@ -108,6 +108,12 @@ struct hsa_launch {
 /* The GPUs open at once, which hsa_faults.c tracks for the fault handler. */
 #define DEVRT_HSA_MAX_OPEN 64
 
+/* A range of devrt's memory that the GPU reaches: an allocation or a loaded code object. */
+struct hsa_range {
+    uintptr_t base;
+    size_t size;
+};
+
 struct hsa_backend {
     hsa_agent_t gpu;
     hsa_agent_t cpu; /* the CPU nearest the GPU: its pools hold the host memory */
@@ -152,10 +158,19 @@ struct hsa_backend {
     uint32_t fault_reasons;
     char fault_kernel[128]; /* the kernel that ran at the fault, and its launch */
     uint64_t fault_launch;
+    const char *fault_place; /* where the address lies: devrt's memory, or no allocation */
+    /*
+     * devrt's memory on this GPU, so that the fault handler claims only faults at addresses
+     * that are devrt's or no one's (hsa_faults.c); under ranges_lock, in no order.
+     */
+    pthread_mutex_t ranges_lock;
+    struct hsa_range *ranges;
+    size_t range_count, range_capacity;
 };
 
 struct hsa_module {
     hsa_executable_t executable;
+    void *code_base; /* the loaded code object's memory, as devrt_hsa_own recorded it */
     hsa_code_object_reader_t reader; /* reads the module's image, which outlives it (module.c) */
     /* The code object's metadata, read once at the load: every launch packs from it. */
     struct devrt_amdgpu_metadata *metadata;
@@ -173,6 +188,10 @@ DEVRT_HSA_INTERNAL int devrt_hsa_failed(int code, hsa_status_t status, const cha
 DEVRT_HSA_INTERNAL bool devrt_hsa_track_open(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL void devrt_hsa_track_close(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL bool devrt_hsa_faulted(struct hsa_backend *b);
+/* Records [BASE, BASE + SIZE) as devrt's memory on B's GPU; false when out of memory. */
+DEVRT_HSA_INTERNAL bool devrt_hsa_own(struct hsa_backend *b, const void *base, size_t size);
+/* Forgets the range at BASE, if recorded. */
+DEVRT_HSA_INTERNAL void devrt_hsa_disown(struct hsa_backend *b, const void *base);
 /* DEVRT_ERROR_DEVICE_LOST, saying why, when a fault earlier in the process evicted the queues
    of the GPU at NODE (devrt's GPU INDEX), else DEVRT_SUCCESS. */
 DEVRT_HSA_INTERNAL int devrt_hsa_lost_earlier(uint32_t node, int index);

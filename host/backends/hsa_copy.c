@@ -37,15 +37,21 @@ void *devrt_hsa_alloc(devrt_device *device, size_t size, enum devrt_memory memor
             return NULL;
         }
     }
+    /* A fault there is then devrt's to claim (hsa_faults.c). */
+    if (!devrt_hsa_own(b, ptr, size)) {
+        devrt_hsa.hsa_amd_memory_pool_free(ptr);
+        return NULL;
+    }
     return ptr;
 }
 
 void devrt_hsa_free(devrt_device *device, void *ptr, enum devrt_memory memory)
 {
-    (void)device;
     (void)memory;
-    if (ptr)
-        devrt_hsa.hsa_amd_memory_pool_free(ptr);
+    if (!ptr)
+        return;
+    devrt_hsa_disown(devrt_device_backend_state(device), ptr);
+    devrt_hsa.hsa_amd_memory_pool_free(ptr);
 }
 
 /*

@@ -72,6 +72,11 @@ static int take_kernarg(struct hsa_backend *b, struct hsa_launch *l, size_t size
         l->kernarg = NULL;
         return devrt_fail(DEVRT_ERROR_LAUNCH, "HSA: the GPU may not read the kernel arguments");
     }
+    if (!devrt_hsa_own(b, l->kernarg, size ? size : 16)) {
+        devrt_hsa.hsa_amd_memory_pool_free(l->kernarg);
+        l->kernarg = NULL;
+        return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for a launch");
+    }
     return DEVRT_SUCCESS;
 }
 
@@ -88,8 +93,10 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
     if (l->kernarg_slot >= 0)
         b->kernarg_free[b->kernarg_free_count++] = (uint32_t)l->kernarg_slot;
     pthread_mutex_unlock(&b->launches_lock);
-    if (l->kernarg_slot < 0 && l->kernarg)
+    if (l->kernarg_slot < 0 && l->kernarg) {
+        devrt_hsa_disown(b, l->kernarg);
         devrt_hsa.hsa_amd_memory_pool_free(l->kernarg);
+    }
     if (l->done.handle)
         devrt_hsa.hsa_signal_destroy(l->done);
     free(l);

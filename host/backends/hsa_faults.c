@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "hsa_backend.h"
 #include "hsa_memory.h"
@@ -97,12 +98,78 @@ static const struct hsa_launch *running_on(struct hsa_backend *b)
     return running;
 }
 
+bool devrt_hsa_own(struct hsa_backend *b, const void *base, size_t size)
+{
+    pthread_mutex_lock(&b->ranges_lock);
+    bool room = b->range_count < b->range_capacity;
+    if (!room) {
+        size_t capacity = b->range_capacity ? 2 * b->range_capacity : 64;
+        struct hsa_range *grown = realloc(b->ranges, capacity * sizeof *grown);
+        if (grown) {
+            b->ranges = grown;
+            b->range_capacity = capacity;
+            room = true;
+        }
+    }
+    if (room)
+        b->ranges[b->range_count++] = (struct hsa_range){(uintptr_t)base, size};
+    pthread_mutex_unlock(&b->ranges_lock);
+    return room;
+}
+
+void devrt_hsa_disown(struct hsa_backend *b, const void *base)
+{
+    pthread_mutex_lock(&b->ranges_lock);
+    for (size_t i = 0; i < b->range_count; ++i)
+        if (b->ranges[i].base == (uintptr_t)base) {
+            b->ranges[i] = b->ranges[--b->range_count];
+            break;
+        }
+    pthread_mutex_unlock(&b->ranges_lock);
+}
+
+/* Whether ADDRESS lies in devrt's memory on any GPU open. Under open_lock. */
+static bool devrts(uint64_t address)
+{
+    bool found = false;
+    for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN && !found; ++i) {
+        struct hsa_backend *b = open_backends[i];
+        if (!b)
+            continue;
+        pthread_mutex_lock(&b->ranges_lock);
+        for (size_t r = 0; r < b->range_count && !found; ++r)
+            found = address - b->ranges[r].base < b->ranges[r].size;
+        pthread_mutex_unlock(&b->ranges_lock);
+    }
+    return found;
+}
+
 /*
- * A memory fault on one of our GPUs while a launch of devrt's runs there is devrt's: the
- * device is lost, and returning success keeps ROCr from aborting the process. A fault on a
- * GPU where no launch of devrt's runs is another user's of the GPU: ROCr's default stands
- * (it ends the process). ROCr reports one fault only (VMFaultHandler's signal handler is
- * not kept after it): the first is final. Either way the GPU is lost to later opens.
+ * Where a fault's ADDRESS lies: devrt's memory, no allocation at all (a wild pointer, which
+ * may be a devrt kernel's), or NULL: an allocation of another user of the runtime in the
+ * process, whose fault it is even while a kernel of devrt's runs.
+ */
+static const char *fault_place(uint64_t address)
+{
+    if (devrts(address))
+        return "devrt's memory";
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (devrt_hsa.hsa_amd_pointer_info((void *)(uintptr_t)address, &info, NULL, NULL, NULL) ==
+            HSA_STATUS_SUCCESS &&
+        info.type != HSA_EXT_POINTER_TYPE_UNKNOWN)
+        return NULL;
+    return "no allocation";
+}
+
+/*
+ * A memory fault on one of our GPUs while a launch of devrt's runs there, at an address in
+ * devrt's memory or in none, is devrt's: the device is lost, and returning success keeps
+ * ROCr from aborting the process. A fault on a GPU where no launch of devrt's runs, or at an
+ * address in another user's allocation, is another user's of the GPU (a HIP kernel of the
+ * same process): ROCr's default stands (it ends the process), and claiming it would leave
+ * that user's queues evicted and its waits hanging. ROCr reports one fault only (VMFaultHandler's
+ * signal handler is not kept after it): the first is final. Either way the GPU is lost to later
+ * opens.
  */
 static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
 {
@@ -115,7 +182,8 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
     if (event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT)
         remember_lost(event, owner >= 0 ? open_backends[owner] : NULL);
     const struct hsa_launch *running = owner >= 0 ? running_on(open_backends[owner]) : NULL;
-    if (!running)
+    const char *place = running ? fault_place(event->memory_fault.virtual_address) : NULL;
+    if (!place)
         owner = -1;
     if (owner >= 0) {
         struct hsa_backend *b = open_backends[owner];
@@ -124,6 +192,7 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
         /* The launch may be released once the fault is seen: its names are copied. */
         snprintf(b->fault_kernel, sizeof b->fault_kernel, "%s", running->kernel);
         b->fault_launch = running->id;
+        b->fault_place = place;
         /* Pairs with the acquire loads of every wait, which then stop waiting. */
         __atomic_store_n(&b->faulted, true, __ATOMIC_RELEASE);
     }
@@ -187,12 +256,12 @@ int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b)
     if (b->fault_launch)
         snprintf(text, sizeof text,
                  "kernel %s (launch %" PRIu64 ") faulted: GPU memory fault at address 0x%" PRIx64
-                 " (%s)",
-                 b->fault_kernel, b->fault_launch, b->fault_address, reasons);
+                 ", in %s (%s)",
+                 b->fault_kernel, b->fault_launch, b->fault_address, b->fault_place, reasons);
     else
         snprintf(text, sizeof text,
-                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 " (%s)",
-                 b->fault_kernel, b->fault_address, reasons);
+                 "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 ", in %s (%s)",
+                 b->fault_kernel, b->fault_address, b->fault_place, reasons);
     pthread_mutex_unlock(&open_lock);
     devrt_device *device = devrt_module_device(module);
     if (devrt_device_check_lost(device) != DEVRT_SUCCESS)

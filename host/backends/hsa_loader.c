@@ -73,6 +73,14 @@ int devrt_hsa_load(devrt_module *module, struct devrt_state ***state_variable)
         hsa_unload_backend(m);
         return DEVRT_ERROR_IMAGE;
     }
+    /* The loaded code object's memory (its code, data and __devrt_state) is devrt's: a
+       fault there is claimed (hsa_faults.c). */
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (devrt_hsa.hsa_amd_pointer_info((void *)(uintptr_t)address, &info, NULL, NULL, NULL) ==
+            HSA_STATUS_SUCCESS &&
+        info.type != HSA_EXT_POINTER_TYPE_UNKNOWN &&
+        devrt_hsa_own(b, info.agentBaseAddress, info.sizeInBytes))
+        m->code_base = info.agentBaseAddress;
     *state_variable = (struct devrt_state **)(uintptr_t)address;
     devrt_module_set_backend_state(module, m);
     return DEVRT_SUCCESS;
@@ -80,7 +88,10 @@ int devrt_hsa_load(devrt_module *module, struct devrt_state ***state_variable)
 
 void devrt_hsa_unload(devrt_module *module)
 {
-    hsa_unload_backend(devrt_module_backend_state(module));
+    struct hsa_module *m = devrt_module_backend_state(module);
+    if (m->code_base)
+        devrt_hsa_disown(devrt_hsa_backend_of(module), m->code_base);
+    hsa_unload_backend(m);
 }
 
 uint32_t devrt_hsa_rpc_lanes(devrt_module *module)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hsa/hsa.h>
@@ -488,6 +489,74 @@ static void test_foreign_fault(bool control)
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "%s", devrt_last_error());
 }
 
+/* An allocation of another user of the runtime: the GPU's memory, from the double directly. */
+static hsa_status_t first_gpu_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+    *(hsa_amd_memory_pool_t *)data = pool;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static hsa_status_t gpu_agent(hsa_agent_t agent, void *data)
+{
+    __typeof__(hsa_agent_get_info) *info = double_function("hsa_agent_get_info");
+    hsa_device_type_t type;
+    if (info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS ||
+        type != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_SUCCESS;
+    *(hsa_agent_t *)data = agent;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static void *foreign_allocation(size_t size)
+{
+    hsa_agent_t gpu = {0};
+    hsa_amd_memory_pool_t pool = {0};
+    void *ptr = NULL;
+    ((__typeof__(hsa_iterate_agents) *)double_function("hsa_iterate_agents"))(gpu_agent, &gpu);
+    ((__typeof__(hsa_amd_agent_iterate_memory_pools) *)double_function(
+        "hsa_amd_agent_iterate_memory_pools"))(gpu, first_gpu_pool, &pool);
+    if (((__typeof__(hsa_amd_memory_pool_allocate) *)double_function(
+            "hsa_amd_memory_pool_allocate"))(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS) {
+        fprintf(stderr, "FAIL: no allocation of the test's own\n");
+        exit(1);
+    }
+    return ptr;
+}
+
+/*
+ * A fault at an address in another user's allocation while devrt's spin runs is that
+ * user's (a HIP kernel of the same process): devrt leaves it to ROCr, which ends the process
+ * (exit status 134, the double's "claimed by no handler"). The control faults at devrt's own
+ * memory (the words the spin reads): devrt claims it, and the spin's launch reports where.
+ */
+static void test_fault_in_flight(bool control)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    char *theirs = foreign_allocation(4096);
+    uint64_t address = control ? (uint64_t)(uintptr_t)&words[2] : (uint64_t)(uintptr_t)theirs + 64;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint64_t id = 0;
+    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    /* Every lane of the spin printed: the launch is in flight (a bound only as a failsafe). */
+    for (int waited_ms = 0; __atomic_load_n(&words[2], __ATOMIC_ACQUIRE) < 4; waited_ms += 10) {
+        if (waited_ms == 60000) {
+            fprintf(stderr, "could not reach the condition: the spin's lanes did not all print\n");
+            exit(3);
+        }
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+    }
+    fault_at(address);
+    printf("the fault at 0x%" PRIx64 " was claimed\n", address);
+    CHECK(control, "devrt claimed a fault at another user's allocation (0x%" PRIx64 ")", address);
+    struct devrt_launch_report report;
+    int status = devrt_launch_wait(device, id, &report);
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin's lanes end */
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(report.text, "in devrt's memory"),
+          "the spin: %s; its report: %s", devrt_status_string(status), report.text);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const tests[] = {"memory_fault",
@@ -509,7 +578,9 @@ int main(int argc, char **argv)
                                         "nearest_cpu_control",
                                         "foreign_fault",
                                         "foreign_fault_control",
-                                        "two_handlers"};
+                                        "two_handlers",
+                                        "fault_in_flight",
+                                        "fault_in_flight_control"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -553,6 +624,8 @@ int main(int argc, char **argv)
         test_foreign_fault(control);
     else if (!strcmp(test, "two_handlers"))
         test_two_handlers();
+    else if (!strncmp(test, "fault_in_flight", 15))
+        test_fault_in_flight(control);
     if (device) {
         if (module)
             devrt_module_unload(module);

@@ -433,6 +433,11 @@ void hsasim_memory_fault(uint64_t address)
     abort();
 }
 
+__attribute__((visibility("default"))) void devrt_hsasim_fault_at(uint64_t address)
+{
+    hsasim_memory_fault(address);
+}
+
 __attribute__((visibility("default"))) void devrt_hsasim_foreign_fault(void)
 {
     hsasim_memory_fault(0xf0e1d2c3b4a50000ull);
