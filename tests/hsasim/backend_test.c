@@ -489,6 +489,58 @@ static void test_foreign_fault(bool control)
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "%s", devrt_last_error());
 }
 
+/* Waits until COND holds, a bound only as a failsafe that says the condition was not met. */
+#define WAIT_FOR(cond, what)                                                                       \
+    for (int waited_ms = 0; !(cond); waited_ms += 10) {                                            \
+        if (waited_ms == 60000) {                                                                  \
+            fprintf(stderr, "could not reach the condition: %s\n", what);                          \
+            exit(3);                                                                               \
+        }                                                                                          \
+        nanosleep(&(struct timespec){0, 10000000}, NULL);                                          \
+    }
+
+/*
+ * Launches of two modules on one stream run in the stream's order: mark of a second module,
+ * queued behind the spin on the spin's stream, is held by its packet's barrier bit until
+ * the spin ends (the double counts the hold). Its control ($DEVRT_HSASIM_PLANT=clear_barrier:
+ * the double ignores the bit, as if devrt had not set it) runs mark while the spin runs.
+ */
+static void test_stream_order(void)
+{
+    devrt_module *other = NULL;
+    devrt_stream *stream = NULL;
+    CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    if (!other || !stream)
+        return;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint32_t marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    uint64_t spin = 0, mark = 0;
+    CHECK(launch_spin(0, stream, &spin) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    uint64_t holds = count("barrier_holds");
+    const struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    CHECK(devrt_launch_async(other, "mark", &one, args, 1, stream, &mark) == DEVRT_SUCCESS,
+          "mark: %s", devrt_last_error());
+    /* Either the queue holds mark behind the spin, or mark runs. */
+    WAIT_FOR(count("barrier_holds") > holds ||
+                 __atomic_load_n(&words[3], __ATOMIC_ACQUIRE) != marked,
+             "mark was neither held nor run");
+    bool ran_during = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE) != marked;
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
+    CHECK(devrt_launch_wait(device, spin, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_launch_wait(device, mark, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    printf("mark of another module, behind the spin on its stream: %s\n",
+           ran_during ? "ran while the spin ran" : "held until the spin ended");
+    CHECK(!ran_during, "mark of another module ran while the spin before it on its stream ran");
+    CHECK(words[3] == marked + 1, "mark ran %u times, expected once", words[3] - marked);
+    devrt_stream_destroy(stream);
+    devrt_module_unload(other);
+}
+
 /* An allocation of another user of the runtime: the GPU's memory, from the double directly. */
 static hsa_status_t first_gpu_pool(hsa_amd_memory_pool_t pool, void *data)
 {
@@ -538,15 +590,8 @@ static void test_fault_in_flight(bool control)
     __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
     uint64_t id = 0;
     CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
-    /* Every lane of the spin printed: the launch is in flight (a bound only as a failsafe). */
-    for (int waited_ms = 0; __atomic_load_n(&words[2], __ATOMIC_ACQUIRE) < 4; waited_ms += 10) {
-        if (waited_ms == 60000) {
-            fprintf(stderr, "could not reach the condition: the spin's lanes did not all print\n");
-            exit(3);
-        }
-        struct timespec pause = {0, 10000000};
-        nanosleep(&pause, NULL);
-    }
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
     fault_at(address);
     printf("the fault at 0x%" PRIx64 " was claimed\n", address);
     CHECK(control, "devrt claimed a fault at another user's allocation (0x%" PRIx64 ")", address);
@@ -580,7 +625,8 @@ int main(int argc, char **argv)
                                         "foreign_fault_control",
                                         "two_handlers",
                                         "fault_in_flight",
-                                        "fault_in_flight_control"};
+                                        "fault_in_flight_control",
+                                        "stream_order"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -624,6 +670,8 @@ int main(int argc, char **argv)
         test_foreign_fault(control);
     else if (!strcmp(test, "two_handlers"))
         test_two_handlers();
+    else if (!strcmp(test, "stream_order"))
+        test_stream_order();
     else if (!strncmp(test, "fault_in_flight", 15))
         test_fault_in_flight(control);
     if (device) {
