@@ -72,8 +72,8 @@ extern struct devrt_hsa_library devrt_hsa DEVRT_HSA_INTERNAL;
 
 /*
  * A queue of the GPU's. One takes every launch; a queue that fails, or is stopped to end a
- * runaway kernel, is replaced, and kept (retired) until the device closes, so that the
- * launches that were on it can tell why theirs never completes.
+ * runaway kernel, is replaced, and kept (retired) until the last launch that was on it is
+ * released, so that those launches can tell why theirs never completes; then destroyed.
  */
 struct hsa_queue_record {
     hsa_queue_t *queue;
@@ -81,6 +81,7 @@ struct hsa_queue_record {
     bool failed;  /* atomic: the runtime reported an error of the queue (queue_error) */
     bool stopped; /* atomic: devrt stopped it (devrt_hsa_stop_runaways) */
     hsa_status_t status;
+    unsigned launches; /* launches on it not yet released, under queue_lock */
     struct hsa_queue_record *older;
 };
 

@@ -52,6 +52,25 @@ static hsa_status_t replace_queue(struct hsa_backend *b, struct hsa_queue_record
     return devrt_hsa_new_queue(b);
 }
 
+/*
+ * A retired queue goes once no launch that was on it remains: ROCr keeps an inactivated
+ * queue's scratch until the queue is destroyed (AqlQueue::Inactivate keeps it, the
+ * destructor releases it), which on a large GPU is gigabytes a queue. Under queue_lock.
+ */
+static void destroy_if_done(struct hsa_backend *b, struct hsa_queue_record *q)
+{
+    if (q == b->queue || q->launches > 0)
+        return;
+    struct hsa_queue_record **link = &b->queue->older;
+    while (*link && *link != q)
+        link = &(*link)->older;
+    if (!*link)
+        return;
+    *link = q->older;
+    devrt_hsa.hsa_queue_destroy(q->queue);
+    free(q);
+}
+
 /* The kernel argument memory of a launch of SIZE bytes: a slot of the ring, or its own. */
 static int take_kernarg(struct hsa_backend *b, struct hsa_launch *l, size_t size)
 {
@@ -99,6 +118,12 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
     }
     if (l->done.handle)
         devrt_hsa.hsa_signal_destroy(l->done);
+    if (l->queue) {
+        pthread_mutex_lock(&b->queue_lock);
+        l->queue->launches--;
+        destroy_if_done(b, l->queue);
+        pthread_mutex_unlock(&b->queue_lock);
+    }
     free(l);
 }
 
@@ -211,6 +236,7 @@ int devrt_hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *a
 
     pthread_mutex_lock(&b->queue_lock);
     l->queue = b->queue;
+    l->queue->launches++;
     hsa_queue_t *queue = b->queue->queue;
     uint64_t index = devrt_hsa.hsa_queue_add_write_index_relaxed(queue, 1);
     hsa_kernel_dispatch_packet_t *packet =

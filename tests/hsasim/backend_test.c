@@ -28,6 +28,16 @@ static devrt_module *module;
 static const char *image;
 static uint32_t *words; /* spin's release, ran and printed; mark's count */
 
+/* Waits until COND holds, a bound only as a failsafe that says the condition was not met. */
+#define WAIT_FOR(cond, what)                                                                       \
+    for (int waited_ms = 0; !(cond); waited_ms += 10) {                                            \
+        if (waited_ms == 60000) {                                                                  \
+            fprintf(stderr, "could not reach the condition: %s\n", what);                          \
+            exit(3);                                                                               \
+        }                                                                                          \
+        nanosleep(&(struct timespec){0, 10000000}, NULL);                                          \
+    }
+
 static void *double_function(const char *name)
 {
     void *library = dlopen(getenv("DEVRT_TEST_HSA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
@@ -384,6 +394,32 @@ static void test_unload_runaway(void)
         check_usable("the unload of a module under a runaway");
 }
 
+/*
+ * Five modules unloaded under a runaway each retire a queue (devrt stops the runaway with
+ * its queue); a retired queue is destroyed once its launches are released, as ROCr keeps
+ * an inactive queue's scratch until then: one queue lives at the end, the current one.
+ */
+static void test_retired_queues(void)
+{
+    for (int round = 0; round < 5; ++round) {
+        __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+        int status = launch_spin(50000000, NULL, NULL);
+        CHECK(status == DEVRT_ERROR_TIMEOUT, "round %d's spin: %s", round, devrt_last_error());
+        devrt_module_unload(module);
+        module = NULL;
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+        CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load: %s",
+              devrt_last_error());
+        if (!module)
+            return;
+    }
+    uint64_t live = count("queues");
+    printf("after five unloads under runaways: %llu queue%s live\n", (unsigned long long)live,
+           live == 1 ? "" : "s");
+    CHECK(live == 1, "%llu queues live, expected the current one", (unsigned long long)live);
+    check_usable("five unloads under runaways");
+}
+
 /* A second launch of the module while the first one's kernel runs (its report untaken). */
 static void *launch_second(void *unused)
 {
@@ -488,16 +524,6 @@ static void test_foreign_fault(bool control)
     int status = launch_mark(1, NULL, NULL);
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "%s", devrt_last_error());
 }
-
-/* Waits until COND holds, a bound only as a failsafe that says the condition was not met. */
-#define WAIT_FOR(cond, what)                                                                       \
-    for (int waited_ms = 0; !(cond); waited_ms += 10) {                                            \
-        if (waited_ms == 60000) {                                                                  \
-            fprintf(stderr, "could not reach the condition: %s\n", what);                          \
-            exit(3);                                                                               \
-        }                                                                                          \
-        nanosleep(&(struct timespec){0, 10000000}, NULL);                                          \
-    }
 
 /*
  * Launches of two modules on one stream run in the stream's order: mark of a second module,
@@ -626,7 +652,8 @@ int main(int argc, char **argv)
                                         "two_handlers",
                                         "fault_in_flight",
                                         "fault_in_flight_control",
-                                        "stream_order"};
+                                        "stream_order",
+                                        "retired_queues"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -670,6 +697,8 @@ int main(int argc, char **argv)
         test_foreign_fault(control);
     else if (!strcmp(test, "two_handlers"))
         test_two_handlers();
+    else if (!strcmp(test, "retired_queues"))
+        test_retired_queues();
     else if (!strcmp(test, "stream_order"))
         test_stream_order();
     else if (!strncmp(test, "fault_in_flight", 15))

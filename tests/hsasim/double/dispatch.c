@@ -167,6 +167,8 @@ __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *w
         return __atomic_load_n(&hsasim_counts.grants, __ATOMIC_RELAXED);
     if (!strcmp(what, "allocations"))
         return __atomic_load_n(&hsasim_counts.allocations, __ATOMIC_RELAXED);
+    if (!strcmp(what, "queues"))
+        return __atomic_load_n(&hsasim_counts.queues, __ATOMIC_ACQUIRE);
     if (!strcmp(what, "barrier_holds"))
         return __atomic_load_n(&hsasim_counts.barrier_holds, __ATOMIC_ACQUIRE);
     if (!strcmp(what, "node1_allocations"))

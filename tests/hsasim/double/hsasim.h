@@ -125,6 +125,7 @@ struct hsasim_counts {
     uint64_t allocations;       /* calls of hsa_amd_memory_pool_allocate that succeeded */
     uint64_t node1_allocations; /* of them, in the pools of node 1's CPU */
     uint64_t reserved, taken;   /* packet slots reserved by producers, taken by processors */
+    uint64_t queues;            /* queues created and not destroyed (an inactive one counts) */
     uint64_t barrier_holds;     /* packets whose barrier bit held them behind a running one */
 };
 extern struct hsasim_counts hsasim_counts;

@@ -34,7 +34,8 @@ typedef void devrt_hsasim_foreign_fault_fn(void);
 typedef void devrt_hsasim_fault_at_fn(uint64_t address);
 #define DEVRT_HSASIM_FAULT_AT "devrt_hsasim_fault_at"
 
-/* A count by name: "barrier_holds" (packets a barrier bit held behind a running dispatch),
+/* A count by name: "queues" live (created, not destroyed; inactive ones count),
+   "barrier_holds" (packets a barrier bit held behind a running dispatch),
    "dispatches" run to their end, "grants" of access, "allocations" made,
    "node1_allocations" of them in the pools of NUMA node 1's CPU ($DEVRT_HSASIM_NEAREST_CPU). */
 typedef uint64_t devrt_hsasim_count_fn(const char *what);

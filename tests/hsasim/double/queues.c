@@ -245,6 +245,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
         free(q);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
+    __atomic_add_fetch(&hsasim_counts.queues, 1u, __ATOMIC_RELEASE);
     *out = &q->queue;
     return HSA_STATUS_SUCCESS;
 }
@@ -273,6 +274,7 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
     pthread_mutex_destroy(&q->lock);
     free(q->queue.base_address);
     free(q);
+    __atomic_sub_fetch(&hsasim_counts.queues, 1u, __ATOMIC_RELEASE);
     return HSA_STATUS_SUCCESS;
 }
 
