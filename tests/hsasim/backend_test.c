@@ -327,8 +327,9 @@ static void test_kernarg_overflow(void)
 }
 
 /*
- * Opening fails cleanly: no second GPU, the kernel argument ring's allocation or its grant
- * refused, a missing code object; the open after them works.
+ * Opening fails cleanly: a GPU past the last ($DEVRT_HSASIM_GPUS lists 1 or 2), the kernel
+ * argument ring's allocation or its grant refused, a missing code object; the open after
+ * them works.
  */
 static void test_open_failures(void)
 {
@@ -337,9 +338,15 @@ static void test_open_failures(void)
     module = NULL;
     device = NULL;
     devrt_device *other = NULL;
-    int status = devrt_device_open(DEVRT_BACKEND_HSA, 1, NULL, &other);
-    CHECK(status == DEVRT_ERROR_NO_DEVICE && strstr(devrt_last_error(), "no AMD GPU 1 (found 1)"),
-          "a second GPU: %s", devrt_last_error());
+    const char *listed = getenv("DEVRT_HSASIM_GPUS");
+    int gpus = listed && !strcmp(listed, "2") ? 2 : 1;
+    char past[64];
+    snprintf(past, sizeof past, "no AMD GPU %d (found %d)", gpus, gpus);
+    int status = devrt_device_open(DEVRT_BACKEND_HSA, gpus, NULL, &other);
+    CHECK(status == DEVRT_ERROR_NO_DEVICE && strstr(devrt_last_error(), past),
+          "a GPU past the last: %s", devrt_last_error());
+    if (status == DEVRT_SUCCESS)
+        devrt_device_close(other);
     static const struct {
         enum devrt_hsasim_fault kind;
         const char *message;

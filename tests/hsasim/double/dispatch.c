@@ -69,7 +69,8 @@ static ffi_type *ffi_of(uint32_t size)
                        : NULL;
 }
 
-hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel)
+hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel,
+                             const struct hsasim_agent *gpu)
 {
     struct hsasim_kernel *k = hsasim_kernel(p->kernel_object);
     if (!k) {
@@ -85,7 +86,7 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
         wrong = "an acquire or release fence scope short of the system's";
     pthread_mutex_lock(&hsasim_lock);
     const struct hsasim_block *b = hsasim_find_block(p->kernarg_address, k->kernarg_size);
-    bool readable = b && b->gpu_access;
+    bool readable = b && b->gpu_access >> gpu->gpu & 1;
     pthread_mutex_unlock(&hsasim_lock);
     if (!wrong && k->kernarg_size && !readable)
         wrong = "kernel arguments outside memory the GPU may read";
@@ -145,7 +146,7 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
         .values = values,
         .block = {block[0], block[1], block[2]},
         .grid = {grid[0], grid[1], grid[2]},
-        .wave_size = hsasim_gpu.wave_size,
+        .wave_size = gpu->wave_size,
         .random_seed = seed ? strtoull(seed, NULL, 10) : 0,
         .cancel = cancel,
     };

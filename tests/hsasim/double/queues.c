@@ -16,6 +16,7 @@
 
 struct queue {
     hsa_queue_t queue; /* first: the handle devrt holds points at it */
+    struct hsasim_agent *gpu;
     uint64_t read_index, write_index;
     void (*callback)(hsa_status_t, hsa_queue_t *, void *);
     void *data;
@@ -66,7 +67,7 @@ static bool wait_packet(struct queue *q, uint64_t index, uint16_t *header)
         /* Pairs with the producer's release store of the header: the body is written. */
         *header = __atomic_load_n(&slot->header, __ATOMIC_ACQUIRE);
         bool rung = hsa_signal_load_scacquire(doorbell) >= (hsa_signal_value_t)index;
-        if (rung && header_type(*header) != HSA_PACKET_TYPE_INVALID && !hsasim_gpu_evicted())
+        if (rung && header_type(*header) != HSA_PACKET_TYPE_INVALID && !hsasim_gpu_evicted(q->gpu))
             return true;
         /* An evicted queue is never restored: amdkfd restores only queues it evicted itself
            for memory pressure (restore_process_queues_cpsch), not after a fault. */
@@ -106,7 +107,7 @@ static void *run_dispatch(void *arg)
 {
     struct run *r = arg;
     struct queue *q = r->q;
-    hsa_status_t status = hsasim_dispatch(&r->packet, &q->cancel);
+    hsa_status_t status = hsasim_dispatch(&r->packet, &q->cancel, q->gpu);
     if (status != HSA_STATUS_SUCCESS) {
         fail_queue(q, status);
     } else if (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE)) {
@@ -183,7 +184,7 @@ static void process_packets(struct queue *q)
             return;
         }
         if (hsasim_injected(DEVRT_HSASIM_MEMORY_FAULT)) {
-            hsasim_memory_fault(0xdead0000ull);
+            hsasim_memory_fault(q->gpu, 0xdead0000ull);
             continue; /* evicted: wait_packet takes nothing more */
         }
         if (hsasim_injected(DEVRT_HSASIM_QUEUE_ERROR) || !start_dispatch(q, &packet)) {
@@ -210,7 +211,8 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
 {
     (void)private_segment_size;
     (void)group_segment_size;
-    if (hsasim_agent(agent) != &hsasim_gpu)
+    struct hsasim_agent *gpu = hsasim_agent(agent);
+    if (!hsasim_is_gpu(gpu))
         return HSA_STATUS_ERROR_INVALID_AGENT;
     if (!out || size < 2 || (size & (size - 1)) || size > 131072 ||
         (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE))
@@ -231,6 +233,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
     q->queue.base_address = packets;
     q->queue.size = size;
     q->queue.id = (uint64_t)(uintptr_t)q;
+    q->gpu = gpu;
     q->callback = callback;
     q->data = data;
     pthread_mutex_init(&q->lock, NULL);
