@@ -110,8 +110,9 @@ static void *run_dispatch(void *arg)
     hsa_status_t status = hsasim_dispatch(&r->packet, &q->cancel, q->gpu);
     if (status != HSA_STATUS_SUCCESS) {
         fail_queue(q, status);
-    } else if (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE)) {
-        /* A dispatch stopped by the queue's destruction never completes. */
+    } else if (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) && !hsasim_gpu_evicted(q->gpu)) {
+        /* A dispatch stopped by the queue's destruction, or preempted by the eviction of
+           the GPU's queues after a fault, never completes. */
         __atomic_add_fetch(&hsasim_counts.dispatches, 1u, __ATOMIC_RELAXED);
         if (r->packet.completion_signal.handle)
             hsasim_signal_add(hsasim_signal(r->packet.completion_signal), -1);
