@@ -177,6 +177,10 @@ static void release_backend(devrt_device *device)
         devrt_hsa.hsa_queue_destroy(q->queue);
         free(q);
     }
+    if (b->probe)
+        devrt_hsa.hsa_queue_destroy(b->probe);
+    if (b->probed.handle)
+        devrt_hsa.hsa_signal_destroy(b->probed);
     if (b->kernarg_ring)
         devrt_hsa.hsa_amd_memory_pool_free(b->kernarg_ring);
     devrt_hsa_free(device, devrt_device_doorbell(device), DEVRT_MEMORY_HOST);
@@ -191,6 +195,7 @@ static void release_backend(devrt_device *device)
     pthread_mutex_destroy(&b->staging_lock);
     pthread_mutex_destroy(&b->queue_lock);
     pthread_mutex_destroy(&b->launches_lock);
+    pthread_mutex_destroy(&b->probe_lock);
     free(b);
     devrt_device_set_backend_state(device, NULL);
     devrt_hsa.hsa_shut_down();
@@ -261,6 +266,7 @@ static int hsa_open(devrt_device *device, int index)
     pthread_mutex_init(&b->staging_lock, NULL);
     pthread_mutex_init(&b->queue_lock, NULL);
     pthread_mutex_init(&b->launches_lock, NULL);
+    pthread_mutex_init(&b->probe_lock, NULL);
     hsa_status_t status = devrt_hsa_new_queue(b);
     if (status == HSA_STATUS_SUCCESS)
         status = devrt_hsa.hsa_signal_create(0, 0, NULL, &b->doorbell);

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "amdgpu_metadata.h"
 #include "backend.h"
@@ -56,7 +57,6 @@
     X(hsa_amd_memory_pool_allocate)                                                                \
     X(hsa_amd_memory_pool_free)                                                                    \
     X(hsa_amd_agents_allow_access)                                                                 \
-    X(hsa_amd_memory_fill)                                                                         \
     X(hsa_agent_iterate_isas)                                                                      \
     X(hsa_isa_get_info_alt)                                                                        \
     X(hsa_amd_pointer_info)                                                                        \
@@ -108,6 +108,12 @@ struct hsa_launch {
 #define DEVRT_HSA_STAGING_BYTES (64u << 10)
 /* The GPUs open at once, which hsa_faults.c tracks for the fault handler. */
 #define DEVRT_HSA_MAX_OPEN 64
+/*
+ * How long a probe packet may take on a GPU that runs (devrt_hsa_gpu_runs): the command
+ * processor completes one in microseconds; this bound only leaves room for a GPU that
+ * time-slices more queues than it has hardware slots.
+ */
+#define DEVRT_HSA_PROBE_MS 2000
 
 /* A range of devrt's memory that the GPU reaches: an allocation or a loaded code object. */
 struct hsa_range {
@@ -151,10 +157,19 @@ struct hsa_backend {
     void *staging;
     hsa_signal_t copied;
     /*
-     * A memory fault on this GPU while a launch of devrt's ran, set by on_system_event
-     * under open_lock: the device is lost (faulted is atomic; every wait stops on it).
+     * A queue of its own and a signal for the probe of a GPU that may have faulted without
+     * a report (devrt_hsa_gpu_runs), made when first needed; under probe_lock.
+     */
+    pthread_mutex_t probe_lock;
+    hsa_queue_t *probe;
+    hsa_signal_t probed;
+    /*
+     * A memory fault on this GPU while a launch of devrt's ran, set under open_lock by
+     * on_system_event, or by devrt_hsa_stopped when the GPU stopped without a report: the
+     * device is lost (faulted is atomic; every wait stops on it).
      */
     bool faulted;
+    bool unreported; /* found by the probe: no address, no reasons */
     uint64_t fault_address;
     uint32_t fault_reasons;
     char fault_kernel[128]; /* the kernel that ran at the fault, and its launch */
@@ -185,10 +200,15 @@ static inline struct hsa_backend *devrt_hsa_backend_of(const devrt_module *modul
 /* hsa.c: CODE with "HSA: WHAT: <the runtime's text>". */
 DEVRT_HSA_INTERNAL int devrt_hsa_failed(int code, hsa_status_t status, const char *what);
 
+/* hsa_dispatch.c: whether B's GPU still runs the process's queues (a probe packet). */
+DEVRT_HSA_INTERNAL bool devrt_hsa_gpu_runs(struct hsa_backend *b);
+
 /* hsa_faults.c: the GPUs open, their faults, and the loss a fault makes. */
 DEVRT_HSA_INTERNAL bool devrt_hsa_track_open(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL void devrt_hsa_track_close(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL bool devrt_hsa_faulted(struct hsa_backend *b);
+/* Whether B's GPU faulted, reported or (once the runtime reports no more) found by a probe. */
+DEVRT_HSA_INTERNAL bool devrt_hsa_stopped(struct hsa_backend *b);
 /* Records [BASE, BASE + SIZE) as devrt's memory on B's GPU; false when out of memory. */
 DEVRT_HSA_INTERNAL bool devrt_hsa_own(struct hsa_backend *b, const void *base, size_t size);
 /* Forgets the range at BASE, if recorded. */
@@ -196,7 +216,10 @@ DEVRT_HSA_INTERNAL void devrt_hsa_disown(struct hsa_backend *b, const void *base
 /* DEVRT_ERROR_DEVICE_LOST, saying why, when a fault earlier in the process evicted the queues
    of the GPU at NODE (devrt's GPU INDEX), else DEVRT_SUCCESS. */
 DEVRT_HSA_INTERNAL int devrt_hsa_lost_earlier(uint32_t node, int index);
+/* The device of B lost to its fault: reported to MODULE's report file, or REPORT (may be
+   NULL), and DEVRT_ERROR_DEVICE_LOST. */
 DEVRT_HSA_INTERNAL int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b);
+DEVRT_HSA_INTERNAL int devrt_hsa_lose(devrt_device *device, struct hsa_backend *b, FILE *report);
 
 /* hsa_copy.c: the GPU's memory, allocated and copied. */
 DEVRT_HSA_INTERNAL void *devrt_hsa_alloc(devrt_device *device, size_t size,

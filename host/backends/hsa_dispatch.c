@@ -127,6 +127,45 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
     free(l);
 }
 
+/*
+ * Whether B's GPU still takes work from the process's queues: a barrier-AND packet with no
+ * dependencies, on a queue of the probe's own, which the command processor completes with no
+ * wave however full the GPU is, within DEVRT_HSA_PROBE_MS; on a GPU whose queues a fault
+ * evicted it never completes. Where no probe can be sent, the GPU is taken to run.
+ */
+bool devrt_hsa_gpu_runs(struct hsa_backend *b)
+{
+    pthread_mutex_lock(&b->probe_lock);
+    if (!b->probe &&
+        (devrt_hsa.hsa_signal_create(0, 0, NULL, &b->probed) != HSA_STATUS_SUCCESS ||
+         devrt_hsa.hsa_queue_create(b->gpu, 64, HSA_QUEUE_TYPE_SINGLE, NULL, NULL, UINT32_MAX,
+                                    UINT32_MAX, &b->probe) != HSA_STATUS_SUCCESS)) {
+        if (b->probed.handle)
+            devrt_hsa.hsa_signal_destroy(b->probed);
+        b->probed.handle = 0;
+        b->probe = NULL;
+        pthread_mutex_unlock(&b->probe_lock);
+        return true;
+    }
+    devrt_hsa.hsa_signal_store_screlease(b->probed, 1);
+    uint64_t index = devrt_hsa.hsa_queue_add_write_index_relaxed(b->probe, 1);
+    hsa_barrier_and_packet_t *packet =
+        (hsa_barrier_and_packet_t *)b->probe->base_address + (index & (b->probe->size - 1));
+    memset((char *)packet + 4, 0, sizeof *packet - 4);
+    packet->completion_signal = b->probed;
+    /* Pairs with the packet processor's acquire of the header: the packet body is written. */
+    __atomic_store_n((uint32_t *)packet,
+                     HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE |
+                         1u << HSA_PACKET_HEADER_BARRIER,
+                     __ATOMIC_RELEASE);
+    devrt_hsa.hsa_signal_store_screlease(b->probe->doorbell_signal, (hsa_signal_value_t)index);
+    bool runs = devrt_hsa.hsa_signal_wait_scacquire(b->probed, HSA_SIGNAL_CONDITION_LT, 1,
+                                                    b->ticks_per_ms * DEVRT_HSA_PROBE_MS,
+                                                    HSA_WAIT_STATE_BLOCKED) < 1;
+    pthread_mutex_unlock(&b->probe_lock);
+    return runs;
+}
+
 /* Whether L ran to its end, or never will: its queue failed or stopped, or the GPU faulted. */
 static bool launch_ended(struct hsa_backend *b, const struct hsa_launch *l)
 {
@@ -300,7 +339,7 @@ int devrt_hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline)
     while (devrt_hsa.hsa_signal_wait_scacquire(l->done, HSA_SIGNAL_CONDITION_LT, 1,
                                                b->ticks_per_ms * 100,
                                                HSA_WAIT_STATE_BLOCKED) >= 1) {
-        if (devrt_hsa_faulted(b))
+        if (devrt_hsa_stopped(b))
             return devrt_hsa_fault_lost(entry->module, b);
         if (__atomic_load_n(&l->queue->failed, __ATOMIC_ACQUIRE) ||
             __atomic_load_n(&l->queue->stopped, __ATOMIC_ACQUIRE))

@@ -33,14 +33,32 @@ static bool handler_registered;
  */
 struct lost_gpu {
     uint32_t node;
+    bool unreported; /* found stopped by a probe: no address, no reasons */
     uint64_t address;
     uint32_t reasons;
 };
 static struct lost_gpu lost_gpus[DEVRT_HSA_MAX_OPEN];
 static size_t lost_count;
 
+/*
+ * The runtime reported its memory fault, and reports no more: ROCr's VMFaultHandler is not
+ * kept after the first (runtime.cpp), so a later fault on another GPU evicts that GPU's
+ * queues without a word, and only a probe of the GPU finds it (devrt_hsa_stopped). Atomic.
+ */
+static bool reports_over;
+
+/* LOST among the lost GPUs, unless its node is there. Under open_lock. */
+static void remember_lost(struct lost_gpu lost)
+{
+    for (size_t i = 0; i < lost_count; ++i)
+        if (lost_gpus[i].node == lost.node)
+            return;
+    if (lost_count < DEVRT_HSA_MAX_OPEN)
+        lost_gpus[lost_count++] = lost;
+}
+
 /* The fault EVENT's GPU among the lost, with the GPU's node from B when devrt has it open. */
-static void remember_lost(const hsa_amd_event_t *event, const struct hsa_backend *b)
+static void remember_fault(const hsa_amd_event_t *event, const struct hsa_backend *b)
 {
     uint32_t node = 0;
     if (b)
@@ -49,15 +67,11 @@ static void remember_lost(const hsa_amd_event_t *event, const struct hsa_backend
                                           (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DRIVER_NODE_ID,
                                           &node) != HSA_STATUS_SUCCESS)
         return;
-    for (size_t i = 0; i < lost_count; ++i)
-        if (lost_gpus[i].node == node)
-            return;
-    if (lost_count < DEVRT_HSA_MAX_OPEN)
-        lost_gpus[lost_count++] = (struct lost_gpu){
-            .node = node,
-            .address = event->memory_fault.virtual_address,
-            .reasons = event->memory_fault.fault_reason_mask,
-        };
+    remember_lost((struct lost_gpu){
+        .node = node,
+        .address = event->memory_fault.virtual_address,
+        .reasons = event->memory_fault.fault_reason_mask,
+    });
 }
 
 int devrt_hsa_lost_earlier(uint32_t node, int index)
@@ -68,7 +82,15 @@ int devrt_hsa_lost_earlier(uint32_t node, int index)
         if (lost_gpus[i].node == node)
             lost = &lost_gpus[i];
     int status = DEVRT_SUCCESS;
-    if (lost) {
+    if (lost && lost->unreported) {
+        status = devrt_fail(DEVRT_ERROR_DEVICE_LOST,
+                            "HSA: AMD GPU %d stopped running this process's work earlier in the "
+                            "process, as after a memory fault the HSA runtime reports no more "
+                            "(it reports one a process), and the kernel driver keeps the "
+                            "process's queues on it evicted: only a new process can use the GPU "
+                            "again",
+                            index);
+    } else if (lost) {
         char reasons[160];
         devrt_hsa_fault_reasons(lost->reasons, reasons, sizeof reasons);
         status = devrt_fail(DEVRT_ERROR_DEVICE_LOST,
@@ -179,8 +201,10 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
     for (size_t i = 0; i < DEVRT_HSA_MAX_OPEN; ++i)
         gpus[i] = open_backends[i] ? open_backends[i]->gpu.handle : 0;
     int owner = devrt_hsa_fault_owner(event, gpus, DEVRT_HSA_MAX_OPEN);
-    if (event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT)
-        remember_lost(event, owner >= 0 ? open_backends[owner] : NULL);
+    if (event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT) {
+        remember_fault(event, owner >= 0 ? open_backends[owner] : NULL);
+        __atomic_store_n(&reports_over, true, __ATOMIC_RELEASE);
+    }
     const struct hsa_launch *running = owner >= 0 ? running_on(open_backends[owner]) : NULL;
     const char *place = running ? fault_place(event->memory_fault.virtual_address) : NULL;
     if (!place)
@@ -203,6 +227,33 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data)
 bool devrt_hsa_faulted(struct hsa_backend *b)
 {
     return __atomic_load_n(&b->faulted, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Whether B's GPU faulted: reported, or, once the runtime reports no more faults, found
+ * stopped by a probe (devrt_hsa_gpu_runs); then it is lost as a reported fault makes it,
+ * naming the launch that ran, and stays lost to later opens.
+ */
+bool devrt_hsa_stopped(struct hsa_backend *b)
+{
+    if (devrt_hsa_faulted(b))
+        return true;
+    /* Pairs with on_system_event's release store. */
+    if (!__atomic_load_n(&reports_over, __ATOMIC_ACQUIRE) || devrt_hsa_gpu_runs(b))
+        return false;
+    pthread_mutex_lock(&open_lock);
+    if (!b->faulted) {
+        const struct hsa_launch *running = running_on(b);
+        snprintf(b->fault_kernel, sizeof b->fault_kernel, "%s",
+                 running ? running->kernel : "(none)");
+        b->fault_launch = running ? running->id : 0;
+        b->unreported = true;
+        remember_lost((struct lost_gpu){.node = b->node, .unreported = true});
+        /* Pairs with the acquire loads of every wait, which then stop waiting. */
+        __atomic_store_n(&b->faulted, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&open_lock);
+    return true;
 }
 
 /* Adds B to the open GPUs, and registers the handler with the first; false when full. */
@@ -250,10 +301,22 @@ void devrt_hsa_track_close(struct hsa_backend *b)
  */
 int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b)
 {
+    return devrt_hsa_lose(devrt_module_device(module), b, devrt_module_report_file(module));
+}
+
+int devrt_hsa_lose(devrt_device *device, struct hsa_backend *b, FILE *report)
+{
     char text[512], reasons[160];
     pthread_mutex_lock(&open_lock);
     devrt_hsa_fault_reasons(b->fault_reasons, reasons, sizeof reasons);
-    if (b->fault_launch)
+    if (b->unreported)
+        snprintf(text, sizeof text,
+                 "kernel %s (launch %" PRIu64 ") faulted, or another kernel did: the GPU "
+                 "stopped running this process's work (a probe packet did not complete in %d "
+                 "ms), as after a memory fault, which the HSA runtime did not report (it "
+                 "reports one a process)",
+                 b->fault_kernel, b->fault_launch, DEVRT_HSA_PROBE_MS);
+    else if (b->fault_launch)
         snprintf(text, sizeof text,
                  "kernel %s (launch %" PRIu64 ") faulted: GPU memory fault at address 0x%" PRIx64
                  ", in %s (%s)",
@@ -263,10 +326,8 @@ int devrt_hsa_fault_lost(devrt_module *module, struct hsa_backend *b)
                  "kernel %s faulted: GPU memory fault at address 0x%" PRIx64 ", in %s (%s)",
                  b->fault_kernel, b->fault_address, b->fault_place, reasons);
     pthread_mutex_unlock(&open_lock);
-    devrt_device *device = devrt_module_device(module);
     if (devrt_device_check_lost(device) != DEVRT_SUCCESS)
         return DEVRT_ERROR_DEVICE_LOST;
-    FILE *report = devrt_module_report_file(module);
     if (report) {
         fprintf(report, "%s\n", text);
         fflush(report);

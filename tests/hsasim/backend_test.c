@@ -59,9 +59,17 @@ static uint64_t count(const char *what)
     return ((devrt_hsasim_count_fn *)double_function(DEVRT_HSASIM_COUNT))(what);
 }
 
-static int open_device(void)
+/* Opens GPU 0 (harness_open) or another, loads the image and allocates the words. */
+static int open_device(int gpu)
 {
-    int status = harness_open(DEVRT_BACKEND_HSA, NULL, image, &device, &module);
+    int status = 0;
+    if (gpu == 0) {
+        status = harness_open(DEVRT_BACKEND_HSA, NULL, image, &device, &module);
+    } else if (devrt_device_open(DEVRT_BACKEND_HSA, gpu, NULL, &device) != DEVRT_SUCCESS ||
+               harness_load(device, image, &module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open GPU %d and load %s: %s\n", gpu, image, devrt_last_error());
+        status = 1;
+    }
     if (status == 0) {
         words = devrt_mem_alloc(device, 4 * sizeof *words);
         if (!words)
@@ -121,6 +129,16 @@ static void register_own_handler(void)
     CHECK(add(own_handler, NULL) == HSA_STATUS_SUCCESS, "the test's handler was refused");
 }
 
+/*
+ * Releases the spin and waits until its lanes have ended: a launch lost to a fault leaves
+ * them running in the double, and an unload before they end is a fault of its own.
+ */
+static void release_spin(void)
+{
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    WAIT_FOR(count("running") == 0, "the released spin's lanes did not end");
+}
+
 /* A kernel that runs to its end, counted: the device works. */
 static void check_usable(const char *after)
 {
@@ -157,7 +175,7 @@ static void test_memory_fault(bool control)
         devrt_device_close(device);
         device = NULL;
         module = NULL;
-        CHECK(open_device() == 0, "open again: %s", devrt_last_error());
+        CHECK(open_device(0) == 0, "open again: %s", devrt_last_error());
         if (device)
             check_usable("the device was opened again");
         return;
@@ -360,7 +378,7 @@ static void test_open_failures(void)
               "open with fault %d: %s", (int)refused[i].kind, devrt_last_error());
         inject(refused[i].kind, 0);
     }
-    CHECK(open_device() == 0, "the open after: %s", devrt_last_error());
+    CHECK(open_device(0) == 0, "the open after: %s", devrt_last_error());
     devrt_module *missing = NULL;
     CHECK(devrt_module_load(device, "no-such-code-object.hsaco", &missing) == DEVRT_ERROR_IMAGE,
           "a missing code object: %s", devrt_last_error());
@@ -625,14 +643,132 @@ static void test_fault_in_flight(bool control)
     CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
     WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
              "the spin's lanes did not all print");
-    fault_at(address);
+    fault_at(0, address);
     printf("the fault at 0x%" PRIx64 " was claimed\n", address);
     CHECK(control, "devrt claimed a fault at another user's allocation (0x%" PRIx64 ")", address);
     struct devrt_launch_report report;
     int status = devrt_launch_wait(device, id, &report);
-    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin's lanes end */
+    release_spin();
     CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(report.text, "in devrt's memory"),
           "the spin: %s; its report: %s", devrt_status_string(status), report.text);
+}
+
+/*
+ * After devrt's fault on GPU 0, another user's kernel faults GPU 1, unreported; then devrt
+ * loads a module there, whose state must be zeroed. ROCr's fill would wait forever for its
+ * blit kernel on the evicted GPU (the double ends the process saying so); devrt's copies
+ * find the GPU stopped, and the load says the device is lost.
+ */
+static void test_second_gpu_load(void)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    devrt_device *first = device;
+    devrt_module *first_module = module;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    uint64_t id = 0;
+    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    fault_at(0, (uint64_t)(uintptr_t)&words[2]);
+    CHECK(devrt_launch_wait(device, id, NULL) == DEVRT_ERROR_DEVICE_LOST, "the spin on GPU 0");
+    release_spin();
+    module = NULL;
+    device = NULL;
+    if (open_device(1) != 0) {
+        CHECK(false, "GPU 1 did not open");
+        return;
+    }
+    fault_at(1, 0xf0e1d2c3b4a50000ull);
+    devrt_module *other = NULL;
+    int loaded = harness_load(device, image, &other);
+    printf("a load on GPU 1 after its unreported fault: %s: %s\n", devrt_status_string(loaded),
+           devrt_last_error());
+    CHECK(loaded == DEVRT_ERROR_DEVICE_LOST && strstr(devrt_last_error(), "did not report"),
+          "the load: %s: %s", devrt_status_string(loaded), devrt_last_error());
+    if (other)
+        devrt_module_unload(other);
+    devrt_module_unload(first_module);
+    devrt_device_close(first);
+}
+
+/* Releases the spin on the words it reads once N probe packets completed. */
+static void *release_after_probes(void *n)
+{
+    WAIT_FOR(count("barriers") >= (uint64_t)(uintptr_t)n, "devrt sent no probe packets");
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * A memory fault on GPU 1 after one on GPU 0: the runtime reports one fault a process
+ * (ROCr's VMFaultHandler), so GPU 1's goes unreported and its queues stay evicted. devrt's
+ * wait for its spin there ends all the same: the device is lost, and a later open of GPU 1 is
+ * refused. The control makes no second fault: the spin on GPU 1, waited for across three
+ * probes of the GPU, ends when released, and the GPU stays usable.
+ */
+static void test_second_gpu_fault(bool control)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    /* GPU 0 stays open, lost: closing the last device would end the runtime, and a new one
+       reports a fault again. */
+    devrt_device *first = device;
+    devrt_module *first_module = module;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        if (gpu == 1) {
+            module = NULL;
+            device = NULL;
+            if (open_device(1) != 0) {
+                CHECK(false, "GPU 1 did not open");
+                return;
+            }
+        }
+        __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+        __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+        uint64_t id = 0;
+        CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+        WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+                 "the spin's lanes did not all print");
+        pthread_t releaser;
+        bool releasing = gpu == 1 && control;
+        if (releasing)
+            pthread_create(&releaser, NULL, release_after_probes, (void *)(uintptr_t)3);
+        else
+            fault_at((unsigned)gpu, (uint64_t)(uintptr_t)&words[2]);
+        struct devrt_launch_report report;
+        int status = devrt_launch_wait(device, id, &report);
+        printf("GPU %d: the spin: %s: %s\n", gpu, devrt_status_string(status), report.text);
+        if (releasing) {
+            pthread_join(releaser, NULL);
+            CHECK(status == DEVRT_SUCCESS, "the spin on GPU 1: %s", devrt_last_error());
+            check_usable("three probes");
+            devrt_module *other = NULL;
+            CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "a load on GPU 1: %s",
+                  devrt_last_error());
+            if (other)
+                devrt_module_unload(other);
+            devrt_module_unload(first_module);
+            devrt_device_close(first);
+            return;
+        }
+        release_spin();
+        CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the spin on GPU %d: %s", gpu,
+              devrt_status_string(status));
+        CHECK(strstr(report.text, gpu == 0 ? "in devrt's memory" : "did not report"),
+              "its report: %s", report.text);
+    }
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    module = NULL;
+    device = NULL;
+    devrt_device *again = NULL;
+    int reopened = devrt_device_open(DEVRT_BACKEND_HSA, 1, NULL, &again);
+    devrt_module_unload(first_module);
+    devrt_device_close(first);
+    CHECK(reopened == DEVRT_ERROR_DEVICE_LOST &&
+              strstr(devrt_last_error(), "only a new process can use the GPU"),
+          "open GPU 1 again: %s: %s", devrt_status_string(reopened), devrt_last_error());
+    if (reopened == DEVRT_SUCCESS)
+        devrt_device_close(again);
 }
 
 int main(int argc, char **argv)
@@ -660,7 +796,10 @@ int main(int argc, char **argv)
                                         "fault_in_flight",
                                         "fault_in_flight_control",
                                         "stream_order",
-                                        "retired_queues"};
+                                        "retired_queues",
+                                        "second_gpu_fault",
+                                        "second_gpu_fault_control",
+                                        "second_gpu_load"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -672,7 +811,7 @@ int main(int argc, char **argv)
     const char *test = argv[2];
     if (!strcmp(test, "two_handlers"))
         register_own_handler();
-    int exit_code = open_device();
+    int exit_code = open_device(0);
     if (exit_code)
         return exit_code == HARNESS_SKIP ? 1 : exit_code; /* the double is always there */
     bool control = strstr(test, "_control") != NULL;
@@ -710,6 +849,10 @@ int main(int argc, char **argv)
         test_stream_order();
     else if (!strncmp(test, "fault_in_flight", 15))
         test_fault_in_flight(control);
+    else if (!strcmp(test, "second_gpu_load"))
+        test_second_gpu_load();
+    else if (!strncmp(test, "second_gpu_fault", 16))
+        test_second_gpu_fault(control);
     if (device) {
         if (module)
             devrt_module_unload(module);

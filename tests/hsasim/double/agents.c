@@ -447,9 +447,13 @@ void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address)
     abort();
 }
 
-__attribute__((visibility("default"))) void devrt_hsasim_fault_at(uint64_t address)
+__attribute__((visibility("default"))) void devrt_hsasim_fault_at(unsigned gpu, uint64_t address)
 {
-    hsasim_memory_fault(&hsasim_gpus[0], address);
+    if (gpu >= hsasim_gpu_count) {
+        hsasim_say("a fault asked for on GPU %u, of %u", gpu, hsasim_gpu_count);
+        abort();
+    }
+    hsasim_memory_fault(&hsasim_gpus[gpu], address);
 }
 
 __attribute__((visibility("default"))) void devrt_hsasim_foreign_fault(void)

@@ -58,6 +58,7 @@ struct hsasim_block {
     const struct hsasim_pool *pool; /* NULL: a code object's segment (the GPU's memory) */
     struct hsasim_agent *owner;     /* the pool's agent, or the GPU a segment was loaded for */
     unsigned gpu_access;            /* bit i: GPU i may reach it (its own, or granted) */
+    size_t skew; /* bytes from the memory allocated to base ($DEVRT_HSASIM_PLANT=kernarg_skew) */
 };
 
 /* The block holding [address, address + size), or NULL; under hsasim_lock. */
@@ -104,6 +105,7 @@ struct hsasim_kernel {
     void (*entry)(void); /* the emulation image's kernel */
     void *caller;        /* its DEVRT_KERNELn caller, or NULL */
     uint32_t kernarg_size;
+    uint32_t kernarg_align; /* the metadata's .kernarg_segment_align */
     uint32_t group_segment_size, private_segment_size;
     /* From the code object's metadata: each argument's place, size and kind. */
     uint32_t arg_count;
@@ -136,6 +138,8 @@ struct hsasim_counts {
     uint64_t reserved, taken;   /* packet slots reserved by producers, taken by processors */
     uint64_t queues;            /* queues created and not destroyed (an inactive one counts) */
     uint64_t barrier_holds;     /* packets whose barrier bit held them behind a running one */
+    uint64_t barriers;          /* barrier-AND packets completed */
+    uint64_t running;           /* dispatches started whose lanes have not all ended */
 };
 extern struct hsasim_counts hsasim_counts;
 

@@ -77,8 +77,18 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
         return HSA_STATUS_ERROR_INVALID_ALLOCATION;
     if (hsasim_injected(DEVRT_HSASIM_ALLOCATION))
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    /*
+     * The control of the kernel argument alignment check ($DEVRT_HSASIM_PLANT=kernarg_skew):
+     * the kernel argument pool hands out memory 8 bytes past its granule, which no kernel's
+     * arguments may start at.
+     */
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    size_t skew = plant && !strcmp(plant, "kernarg_skew") &&
+                          pool->flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                      ? 8
+                      : 0;
     /* ROCr rounds every allocation up to the pool's granule (MemoryRegion::Allocate). */
-    size_t rounded = (size + 4095) / 4096 * 4096;
+    size_t rounded = (size + skew + 4095) / 4096 * 4096;
     char *base;
     if (rounded >= MAPPED_FROM) {
         base = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -96,8 +106,10 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     /* The size asked for, not the granule: fills and copies past it are the caller's bug. */
+    base += skew;
     *b = (struct hsasim_block){
         .base = base,
+        .skew = skew,
         .size = size,
         .pool = pool,
         .owner = pool->owner,
@@ -123,8 +135,9 @@ hsa_status_t hsa_amd_memory_pool_free(void *ptr)
             add_block(b);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    size_t rounded = (b->size + 4095) / 4096 * 4096;
-    rounded >= MAPPED_FROM ? (void)munmap(b->base, rounded) : free(b->base);
+    size_t rounded = (b->size + b->skew + 4095) / 4096 * 4096;
+    char *allocated = b->base - b->skew;
+    rounded >= MAPPED_FROM ? (void)munmap(allocated, rounded) : free(allocated);
     free(b);
     return HSA_STATUS_SUCCESS;
 }

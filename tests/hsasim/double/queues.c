@@ -5,7 +5,8 @@
  * starts while the ones before it still run, as the command processor overlaps them, and
  * one with the bit waits until every earlier dispatch of the queue has ended (the HSA
  * specification's barrier bit; $DEVRT_HSASIM_PLANT=clear_barrier ignores the bit, as if
- * the packets had none). It takes a packet's header with acquire and publishes its end with
+ * the packets had none); a barrier-AND packet the processor completes itself, no wave
+ * needed. It takes a packet's header with acquire and publishes its end with
  * release through the completion signal. A queue error, or the GPU's eviction after a
  * memory fault, stops it for good.
  */
@@ -118,6 +119,7 @@ static void *run_dispatch(void *arg)
             hsasim_signal_add(hsasim_signal(r->packet.completion_signal), -1);
     }
     free(r);
+    __atomic_sub_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&q->lock);
     q->running--;
     pthread_cond_broadcast(&q->ended);
@@ -135,6 +137,7 @@ static bool start_dispatch(struct queue *q, const hsa_kernel_dispatch_packet_t *
     pthread_mutex_lock(&q->lock);
     q->running++;
     pthread_mutex_unlock(&q->lock);
+    __atomic_add_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
     pthread_attr_t detached;
     pthread_attr_init(&detached);
     pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
@@ -142,11 +145,32 @@ static bool start_dispatch(struct queue *q, const hsa_kernel_dispatch_packet_t *
     pthread_attr_destroy(&detached);
     if (!started) {
         free(r);
+        __atomic_sub_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
         pthread_mutex_lock(&q->lock);
         q->running--;
         pthread_mutex_unlock(&q->lock);
     }
     return started;
+}
+
+/*
+ * A barrier-AND packet: the command processor waits until each dependency signal is 0 and
+ * then completes it, with no wave (the HSA specification's barrier-AND packet), however
+ * busy the GPU's compute units are. A queue evicted meanwhile completes nothing.
+ */
+static void run_barrier_and(struct queue *q, const hsa_barrier_and_packet_t *packet)
+{
+    for (size_t i = 0; i < sizeof packet->dep_signal / sizeof *packet->dep_signal; ++i)
+        while (packet->dep_signal[i].handle &&
+               hsa_signal_wait_scacquire(packet->dep_signal[i], HSA_SIGNAL_CONDITION_EQ, 0, 5000000,
+                                         HSA_WAIT_STATE_BLOCKED) != 0)
+            if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+                return;
+    if (hsasim_gpu_evicted(q->gpu))
+        return;
+    __atomic_add_fetch(&hsasim_counts.barriers, 1u, __ATOMIC_RELEASE);
+    if (packet->completion_signal.handle)
+        hsasim_signal_add(hsasim_signal(packet->completion_signal), -1);
 }
 
 static void process_packets(struct queue *q)
@@ -177,6 +201,12 @@ static void process_packets(struct queue *q)
                          __ATOMIC_RELAXED);
         __atomic_store_n(&q->read_index, index + 1, __ATOMIC_RELEASE);
         __atomic_add_fetch(&hsasim_counts.taken, 1u, __ATOMIC_RELAXED);
+        if (header_type(header) == HSA_PACKET_TYPE_BARRIER_AND) {
+            hsa_barrier_and_packet_t barrier;
+            memcpy(&barrier, &packet, sizeof barrier);
+            run_barrier_and(q, &barrier);
+            continue;
+        }
         if (header_type(header) != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
             hsasim_say("packet %llu: type %u, which devrt never sends", (unsigned long long)index,
                        header_type(header));
