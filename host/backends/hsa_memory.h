@@ -1,6 +1,6 @@
 /*
  * The HSA backend's decisions about memory, as pure functions of what the HSA runtime
- * reported, so that they are tested without a GPU (tests/unit/hsa_memory_test.c). hsa.c
+ * reported, so that they are tested without a GPU (tests/unit/hsa_memory_test.c). The backend
  * asks the runtime and acts on the answer.
  */
 #ifndef DEVRT_HSA_MEMORY_H

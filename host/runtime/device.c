@@ -154,16 +154,15 @@ int devrt_device_mark_lost(devrt_device *device, const char *why)
         /* Pairs with the acquire load in devrt_device_check_lost. */
         __atomic_store_n(&device->lost, true, __ATOMIC_RELEASE);
     }
-    return devrt_fail(DEVRT_ERROR_DEVICE_LOST, "%s; the device is lost: close it and open it again",
-                      why);
+    return devrt_fail(DEVRT_ERROR_DEVICE_LOST, "%s; the device is lost: close it", why);
 }
 
 int devrt_device_check_lost(const devrt_device *device)
 {
     if (!__atomic_load_n(&device->lost, __ATOMIC_ACQUIRE))
         return DEVRT_SUCCESS;
-    return devrt_fail(DEVRT_ERROR_DEVICE_LOST,
-                      "the device is lost (%s): close it and open it again", device->lost_why);
+    return devrt_fail(DEVRT_ERROR_DEVICE_LOST, "the device is lost (%s): close it",
+                      device->lost_why);
 }
 
 bool devrt_device_is_lost(const devrt_device *device)

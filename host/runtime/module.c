@@ -214,6 +214,10 @@ int devrt_module_load(devrt_device *device, const char *path, devrt_module **out
             device->ops->unload(module);
         }
     }
+    /* A backend that found the device lost while loading (a copy to a GPU that stopped) says
+       so in the loss, not in the step that failed. */
+    if (status != DEVRT_SUCCESS && devrt_device_is_lost(device))
+        status = devrt_device_check_lost(device);
     if (status != DEVRT_SUCCESS) {
         free_image(module);
         pthread_mutex_destroy(&module->error_lock);

@@ -1,14 +1,22 @@
 /*
  * A kernel that faults the GPU loses the device for the process (docs/runtime.md, "A device
  * lost"): its launch's report names the launch and the fault, every later call on the device
- * fails at once with DEVRT_ERROR_DEVICE_LOST, and the device closed and opened again runs a
- * kernel cleanly (HSA), or its open says that only a new process can use it (CUDA). The control
+ * fails at once with DEVRT_ERROR_DEVICE_LOST, and the device closed and opened again says that
+ * only a new process can use it (CUDA's sticky error; HSA's evicted queues). The control
  * runs the same steps with a pointer the kernel may write: every call succeeds, so the failures
  * come from the fault alone.
  *
- * device_lost_test IMAGE fault|control BACKEND; tests/kernels/timeout.c's mark writes through
- * its pointer. Exits 0 when it holds, 1 when not, 77 without a device. A GPU test only: on
- * the emulation the fault is the process's own (a signal).
+ * second: a fault on GPU 0, then one on GPU 1 with GPU 0 still open. ROCr reports one memory
+ * fault a process, so the second is found by devrt's probe of the GPU: the launch there ends
+ * lost all the same, and GPU 1 opened again is refused.
+ *
+ * trap: a kernel that executes the trap instruction. ROCr reports it as an error of the queue,
+ * which devrt replaces: the launch fails and the device runs the next kernel. CUDA keeps a
+ * trap as a sticky error: the device is lost.
+ *
+ * device_lost_test IMAGE fault|control|second|trap BACKEND; tests/kernels/timeout.c's mark writes
+ * through its pointer. Exits 0 when it holds, 1 when not, 77 without a device (second: without
+ * two). A GPU test only: on the emulation the fault is the process's own (a signal).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,14 +50,106 @@ static void check_lost(int status, const char *call)
               devrt_status_string(status));
 }
 
+/* Opens GPU INDEX and loads IMAGE; 77 when there is no such GPU, 1 on another failure. */
+static int open_gpu(enum devrt_backend backend, int index, const char *image, devrt_device **device,
+                    devrt_module **module)
+{
+    int status = devrt_device_open(backend, index, NULL, device);
+    if (status == DEVRT_ERROR_NO_DEVICE) {
+        printf("skipped: no GPU %d: %s\n", index, devrt_last_error());
+        return HARNESS_SKIP;
+    }
+    CHECK(status == DEVRT_SUCCESS, "open GPU %d: %s", index, devrt_last_error());
+    if (status != DEVRT_SUCCESS)
+        return 1;
+    status = harness_load(*device, image, module);
+    CHECK(status == DEVRT_SUCCESS, "load on GPU %d: %s", index, devrt_last_error());
+    if (status != DEVRT_SUCCESS)
+        devrt_device_close(*device);
+    return status == DEVRT_SUCCESS ? 0 : 1;
+}
+
+static int second_gpu(enum devrt_backend backend, const char *image)
+{
+    devrt_device *device[2];
+    devrt_module *module[2];
+    int opened = open_gpu(backend, 0, image, &device[0], &module[0]);
+    if (opened)
+        return opened;
+    opened = open_gpu(backend, 1, image, &device[1], &module[1]);
+    if (opened) {
+        devrt_device_close(device[0]);
+        return opened;
+    }
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        uint64_t id;
+        struct devrt_launch_report report;
+        int status = mark(device[gpu], module[gpu], (uint32_t *)(uintptr_t)0x8, &id, &report);
+        printf("the faulting launch on GPU %d: %s; report: %s\n", gpu, devrt_status_string(status),
+               report.text[0] ? report.text : "(none)");
+        check_lost(status, gpu ? "the faulting launch on GPU 1" : "the faulting launch on GPU 0");
+    }
+    devrt_device_close(device[1]);
+    int status = devrt_device_open(backend, 1, NULL, &device[1]);
+    printf("GPU 1 opened again: %s: %s\n", devrt_status_string(status),
+           status ? devrt_last_error() : "");
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(devrt_last_error(), "new process"),
+          "the open of GPU 1 after its fault: status %d (%s): %s", status,
+          devrt_status_string(status), devrt_last_error());
+    if (status == DEVRT_SUCCESS)
+        devrt_device_close(device[1]);
+    devrt_device_close(device[0]);
+    return failures ? 1 : 0;
+}
+
+static int trap(enum devrt_backend backend, const char *image)
+{
+    devrt_device *device;
+    devrt_module *module;
+    int opened = harness_open(backend, NULL, image, &device, &module);
+    if (opened)
+        return opened;
+    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
+    CHECK(word, "a word: %s", devrt_last_error());
+    if (!word)
+        return 1;
+    *word = 0;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(word)};
+    struct devrt_launch_report report = {0};
+    uint64_t id = 0;
+    int status = devrt_launch_async(module, "trap", &one_lane, args, 1, NULL, &id);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, &report);
+    printf("the trapping launch: %s: %s; report: %s\n", devrt_status_string(status),
+           devrt_last_error(), report.text[0] ? report.text : "(none)");
+    CHECK(*word == 1, "the trapping kernel did not start (%u)", *word);
+    if (backend == DEVRT_BACKEND_CUDA) {
+        check_lost(status, "the trapping launch");
+    } else {
+        CHECK(status == DEVRT_ERROR_LAUNCH, "the trapping launch: %s, expected a failed launch",
+              devrt_status_string(status));
+        status = mark(device, module, word, &id, &report);
+        CHECK(status == DEVRT_SUCCESS && *word == 2, "the launch after the trap: %s (%s), word %u",
+              devrt_status_string(status), devrt_last_error(), *word);
+    }
+    devrt_mem_free(device, word);
+    devrt_device_close(device);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[2], "fault") && strcmp(argv[2], "control"))) {
-        fprintf(stderr, "usage: device_lost_test IMAGE fault|control BACKEND\n");
+    if (argc != 4 || (strcmp(argv[2], "fault") && strcmp(argv[2], "control") &&
+                      strcmp(argv[2], "second") && strcmp(argv[2], "trap"))) {
+        fprintf(stderr, "usage: device_lost_test IMAGE fault|control|second|trap BACKEND\n");
         return 2;
     }
     bool fault = !strcmp(argv[2], "fault");
     enum devrt_backend backend = harness_backend(argv[3]);
+    if (!strcmp(argv[2], "second"))
+        return second_gpu(backend, argv[1]);
+    if (!strcmp(argv[2], "trap"))
+        return trap(backend, argv[1]);
     devrt_device *device;
     devrt_module *module;
     int opened = harness_open(backend, NULL, argv[1], &device, &module);
@@ -110,14 +210,15 @@ int main(int argc, char **argv)
     devrt_stream_destroy(stream);
 
     /*
-     * Closed and opened again, the device runs a kernel cleanly; except on CUDA, whose driver
-     * keeps a kernel's fault for the process's lifetime (measured on driver 580, CUDA 13.0:
-     * docs/results/2026-12-04-h200-timeouts.md): there the open says so, and a new process
-     * (the next test) has the GPU.
+     * Closed and opened again, the device runs a kernel cleanly after no fault. After one
+     * the open says that only a new process can use the GPU: CUDA's driver keeps a kernel's
+     * fault for the process's lifetime (measured on driver 580, CUDA 13.0:
+     * docs/results/2026-12-04-h200-timeouts.md), and amdkfd keeps the process's queues on the
+     * GPU evicted. A new process (the next test) has the GPU.
      */
     devrt_mem_free(device, word);
     devrt_device_close(device);
-    if (fault && backend == DEVRT_BACKEND_CUDA) {
+    if (fault && (backend == DEVRT_BACKEND_CUDA || backend == DEVRT_BACKEND_HSA)) {
         status = devrt_device_open(backend, 0, NULL, &device);
         printf("opened again: %s: %s\n", devrt_status_string(status),
                status ? devrt_last_error() : "");

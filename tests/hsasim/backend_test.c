@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
 
 #include "faults.h"
 #include "harness.h"
@@ -23,6 +27,16 @@ static devrt_device *device;
 static devrt_module *module;
 static const char *image;
 static uint32_t *words; /* spin's release, ran and printed; mark's count */
+
+/* Waits until COND holds, a bound only as a failsafe that says the condition was not met. */
+#define WAIT_FOR(cond, what)                                                                       \
+    for (int waited_ms = 0; !(cond); waited_ms += 10) {                                            \
+        if (waited_ms == 60000) {                                                                  \
+            fprintf(stderr, "could not reach the condition: %s\n", what);                          \
+            exit(3);                                                                               \
+        }                                                                                          \
+        nanosleep(&(struct timespec){0, 10000000}, NULL);                                          \
+    }
 
 static void *double_function(const char *name)
 {
@@ -45,9 +59,17 @@ static uint64_t count(const char *what)
     return ((devrt_hsasim_count_fn *)double_function(DEVRT_HSASIM_COUNT))(what);
 }
 
-static int open_device(void)
+/* Opens GPU 0 (harness_open) or another, loads the image and allocates the words. */
+static int open_device(int gpu)
 {
-    int status = harness_open(DEVRT_BACKEND_HSA, NULL, image, &device, &module);
+    int status = 0;
+    if (gpu == 0) {
+        status = harness_open(DEVRT_BACKEND_HSA, NULL, image, &device, &module);
+    } else if (devrt_device_open(DEVRT_BACKEND_HSA, gpu, NULL, &device) != DEVRT_SUCCESS ||
+               harness_load(device, image, &module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot open GPU %d and load %s: %s\n", gpu, image, devrt_last_error());
+        status = 1;
+    }
     if (status == 0) {
         words = devrt_mem_alloc(device, 4 * sizeof *words);
         if (!words)
@@ -76,6 +98,47 @@ static int launch_spin(uint64_t timeout_ns, devrt_stream *stream, uint64_t *id)
     return devrt_launch(module, "spin", &config, args, 3, NULL);
 }
 
+/*
+ * Another user of the runtime in the process (HIP, a profiler): a system event handler
+ * registered before devrt's, with a runtime reference the test keeps, which claims nothing
+ * and counts its calls.
+ */
+static int own_handler_calls;
+
+static hsa_status_t own_handler(const hsa_amd_event_t *event, void *data)
+{
+    (void)event;
+    (void)data;
+    __atomic_add_fetch(&own_handler_calls, 1, __ATOMIC_RELAXED);
+    return HSA_STATUS_ERROR;
+}
+
+static void register_own_handler(void)
+{
+    void *library = dlopen(getenv("DEVRT_TEST_HSA_LIBRARY"), RTLD_NOW);
+    __typeof__(hsa_init) *init =
+        library ? (__typeof__(hsa_init) *)dlsym(library, "hsa_init") : NULL;
+    __typeof__(hsa_amd_register_system_event_handler) *add =
+        library ? (__typeof__(hsa_amd_register_system_event_handler) *)dlsym(
+                      library, "hsa_amd_register_system_event_handler")
+                : NULL;
+    if (!init || !add || init() != HSA_STATUS_SUCCESS) {
+        fprintf(stderr, "FAIL: the HSA runtime double did not start for the test's handler\n");
+        exit(1);
+    }
+    CHECK(add(own_handler, NULL) == HSA_STATUS_SUCCESS, "the test's handler was refused");
+}
+
+/*
+ * Releases the spin and waits until its lanes have ended: a launch lost to a fault leaves
+ * them running in the double, and an unload before they end is a fault of its own.
+ */
+static void release_spin(void)
+{
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    WAIT_FOR(count("running") == 0, "the released spin's lanes did not end");
+}
+
 /* A kernel that runs to its end, counted: the device works. */
 static void check_usable(const char *after)
 {
@@ -87,7 +150,9 @@ static void check_usable(const char *after)
 
 /*
  * A memory fault during a kernel (CONTROL: none): the launch fails naming the fault, the
- * device is lost, launches in flight and later calls fail at once, close and a new open work.
+ * device is lost, launches in flight and later calls fail at once, the close works, and an
+ * open afterwards says that only a new process can use the GPU (the kernel driver keeps the
+ * process's queues on it evicted). Without the fault the same open works.
  */
 static void test_memory_fault(bool control)
 {
@@ -107,6 +172,12 @@ static void test_memory_fault(bool control)
     if (control) {
         CHECK(status == DEVRT_SUCCESS && pending == DEVRT_SUCCESS, "%s", devrt_last_error());
         check_usable("two launches");
+        devrt_device_close(device);
+        device = NULL;
+        module = NULL;
+        CHECK(open_device(0) == 0, "open again: %s", devrt_last_error());
+        if (device)
+            check_usable("the device was opened again");
         return;
     }
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the faulting launch: %s (%s)",
@@ -123,10 +194,44 @@ static void test_memory_fault(bool control)
     CHECK(harness_load(device, image, &other) == DEVRT_ERROR_DEVICE_LOST, "a load: %s",
           devrt_last_error());
     devrt_device_close(device);
-    /* A new runtime opens the kernel driver anew: the device is found again. */
-    CHECK(open_device() == 0, "open again: %s", devrt_last_error());
-    if (device)
-        check_usable("the device was opened again");
+    device = NULL;
+    module = NULL;
+    /* The runtime is started anew by each open; the kernel driver's process is not. */
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+        devrt_device *again = NULL;
+        int reopened = devrt_device_open(DEVRT_BACKEND_HSA, 0, NULL, &again);
+        printf("open %d after the fault: %s: %s\n", attempt, devrt_status_string(reopened),
+               reopened ? devrt_last_error() : "");
+        CHECK(reopened == DEVRT_ERROR_DEVICE_LOST &&
+                  strstr(devrt_last_error(), "only a new process can use the GPU") &&
+                  strstr(devrt_last_error(), "0xdead0000"),
+              "open %d after the fault: status %d (%s): %s", attempt, reopened,
+              devrt_status_string(reopened), devrt_last_error());
+        if (reopened == DEVRT_SUCCESS)
+            devrt_device_close(again);
+    }
+}
+
+/*
+ * A fault in devrt's launch with another user's handler registered first: ROCr calls both,
+ * devrt's claims it (the launch reports the device lost, the process goes on), and the other
+ * is called once. Its control ($DEVRT_HSASIM_PLANT=one_handler) is a runtime that keeps one
+ * handler: devrt's is refused, no one claims the fault, and the process aborts.
+ */
+static void test_two_handlers(void)
+{
+    inject(DEVRT_HSASIM_MEMORY_FAULT, 1);
+    uint64_t id = 0;
+    struct devrt_launch_report report;
+    int status = launch_mark(4, &id, NULL);
+    if (status == DEVRT_SUCCESS)
+        status = devrt_launch_wait(device, id, &report);
+    printf("the faulting launch: %s; the test's handler called %d time%s\n",
+           devrt_status_string(status), own_handler_calls, own_handler_calls == 1 ? "" : "s");
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(report.text, "GPU memory fault"),
+          "the faulting launch: %s (%s)", devrt_status_string(status), devrt_last_error());
+    CHECK(own_handler_calls == 1, "the test's handler was called %d times, expected once",
+          own_handler_calls);
 }
 
 /* A queue error with two launches in flight (CONTROL: none): both fail, the next works. */
@@ -240,8 +345,9 @@ static void test_kernarg_overflow(void)
 }
 
 /*
- * Opening fails cleanly: no second GPU, the kernel argument ring's allocation or its grant
- * refused, a missing code object; the open after them works.
+ * Opening fails cleanly: a GPU past the last ($DEVRT_HSASIM_GPUS lists 1 or 2), the kernel
+ * argument ring's allocation or its grant refused, a missing code object; the open after
+ * them works.
  */
 static void test_open_failures(void)
 {
@@ -250,9 +356,15 @@ static void test_open_failures(void)
     module = NULL;
     device = NULL;
     devrt_device *other = NULL;
-    int status = devrt_device_open(DEVRT_BACKEND_HSA, 1, NULL, &other);
-    CHECK(status == DEVRT_ERROR_NO_DEVICE && strstr(devrt_last_error(), "no AMD GPU 1 (found 1)"),
-          "a second GPU: %s", devrt_last_error());
+    const char *listed = getenv("DEVRT_HSASIM_GPUS");
+    int gpus = listed && !strcmp(listed, "2") ? 2 : 1;
+    char past[64];
+    snprintf(past, sizeof past, "no AMD GPU %d (found %d)", gpus, gpus);
+    int status = devrt_device_open(DEVRT_BACKEND_HSA, gpus, NULL, &other);
+    CHECK(status == DEVRT_ERROR_NO_DEVICE && strstr(devrt_last_error(), past),
+          "a GPU past the last: %s", devrt_last_error());
+    if (status == DEVRT_SUCCESS)
+        devrt_device_close(other);
     static const struct {
         enum devrt_hsasim_fault kind;
         const char *message;
@@ -266,7 +378,7 @@ static void test_open_failures(void)
               "open with fault %d: %s", (int)refused[i].kind, devrt_last_error());
         inject(refused[i].kind, 0);
     }
-    CHECK(open_device() == 0, "the open after: %s", devrt_last_error());
+    CHECK(open_device(0) == 0, "the open after: %s", devrt_last_error());
     devrt_module *missing = NULL;
     CHECK(devrt_module_load(device, "no-such-code-object.hsaco", &missing) == DEVRT_ERROR_IMAGE,
           "a missing code object: %s", devrt_last_error());
@@ -305,6 +417,32 @@ static void test_unload_runaway(void)
     __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
     if (module)
         check_usable("the unload of a module under a runaway");
+}
+
+/*
+ * Five modules unloaded under a runaway each retire a queue (devrt stops the runaway with
+ * its queue); a retired queue is destroyed once its launches are released, as ROCr keeps
+ * an inactive queue's scratch until then: one queue lives at the end, the current one.
+ */
+static void test_retired_queues(void)
+{
+    for (int round = 0; round < 5; ++round) {
+        __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+        int status = launch_spin(50000000, NULL, NULL);
+        CHECK(status == DEVRT_ERROR_TIMEOUT, "round %d's spin: %s", round, devrt_last_error());
+        devrt_module_unload(module);
+        module = NULL;
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+        CHECK(harness_load(device, image, &module) == DEVRT_SUCCESS, "a load: %s",
+              devrt_last_error());
+        if (!module)
+            return;
+    }
+    uint64_t live = count("queues");
+    printf("after five unloads under runaways: %llu queue%s live\n", (unsigned long long)live,
+           live == 1 ? "" : "s");
+    CHECK(live == 1, "%llu queues live, expected the current one", (unsigned long long)live);
+    check_usable("five unloads under runaways");
 }
 
 /* A second launch of the module while the first one's kernel runs (its report untaken). */
@@ -412,6 +550,227 @@ static void test_foreign_fault(bool control)
     CHECK(status == DEVRT_ERROR_DEVICE_LOST, "%s", devrt_last_error());
 }
 
+/*
+ * Launches of two modules on one stream run in the stream's order: mark of a second module,
+ * queued behind the spin on the spin's stream, is held by its packet's barrier bit until
+ * the spin ends (the double counts the hold). Its control ($DEVRT_HSASIM_PLANT=clear_barrier:
+ * the double ignores the bit, as if devrt had not set it) runs mark while the spin runs.
+ */
+static void test_stream_order(void)
+{
+    devrt_module *other = NULL;
+    devrt_stream *stream = NULL;
+    CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_stream_create(device, &stream) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    if (!other || !stream)
+        return;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint32_t marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    uint64_t spin = 0, mark = 0;
+    CHECK(launch_spin(0, stream, &spin) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    uint64_t holds = count("barrier_holds");
+    const struct devrt_launch_config one = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[3])};
+    CHECK(devrt_launch_async(other, "mark", &one, args, 1, stream, &mark) == DEVRT_SUCCESS,
+          "mark: %s", devrt_last_error());
+    /* Either the queue holds mark behind the spin, or mark runs. */
+    WAIT_FOR(count("barrier_holds") > holds ||
+                 __atomic_load_n(&words[3], __ATOMIC_ACQUIRE) != marked,
+             "mark was neither held nor run");
+    bool ran_during = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE) != marked;
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE); /* the spin ends */
+    CHECK(devrt_launch_wait(device, spin, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    CHECK(devrt_launch_wait(device, mark, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    printf("mark of another module, behind the spin on its stream: %s\n",
+           ran_during ? "ran while the spin ran" : "held until the spin ended");
+    CHECK(!ran_during, "mark of another module ran while the spin before it on its stream ran");
+    CHECK(words[3] == marked + 1, "mark ran %u times, expected once", words[3] - marked);
+    devrt_stream_destroy(stream);
+    devrt_module_unload(other);
+}
+
+/* An allocation of another user of the runtime: the GPU's memory, from the double directly. */
+static hsa_status_t first_gpu_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+    *(hsa_amd_memory_pool_t *)data = pool;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static hsa_status_t gpu_agent(hsa_agent_t agent, void *data)
+{
+    __typeof__(hsa_agent_get_info) *info = double_function("hsa_agent_get_info");
+    hsa_device_type_t type;
+    if (info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS ||
+        type != HSA_DEVICE_TYPE_GPU)
+        return HSA_STATUS_SUCCESS;
+    *(hsa_agent_t *)data = agent;
+    return HSA_STATUS_INFO_BREAK;
+}
+
+static void *foreign_allocation(size_t size)
+{
+    hsa_agent_t gpu = {0};
+    hsa_amd_memory_pool_t pool = {0};
+    void *ptr = NULL;
+    ((__typeof__(hsa_iterate_agents) *)double_function("hsa_iterate_agents"))(gpu_agent, &gpu);
+    ((__typeof__(hsa_amd_agent_iterate_memory_pools) *)double_function(
+        "hsa_amd_agent_iterate_memory_pools"))(gpu, first_gpu_pool, &pool);
+    if (((__typeof__(hsa_amd_memory_pool_allocate) *)double_function(
+            "hsa_amd_memory_pool_allocate"))(pool, size, 0, &ptr) != HSA_STATUS_SUCCESS) {
+        fprintf(stderr, "FAIL: no allocation of the test's own\n");
+        exit(1);
+    }
+    return ptr;
+}
+
+/*
+ * A fault at an address in another user's allocation while devrt's spin runs is that
+ * user's (a HIP kernel of the same process): devrt leaves it to ROCr, which ends the process
+ * (exit status 134, the double's "claimed by no handler"). The control faults at devrt's own
+ * memory (the words the spin reads): devrt claims it, and the spin's launch reports where.
+ */
+static void test_fault_in_flight(bool control)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    char *theirs = foreign_allocation(4096);
+    uint64_t address = control ? (uint64_t)(uintptr_t)&words[2] : (uint64_t)(uintptr_t)theirs + 64;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint64_t id = 0;
+    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    fault_at(0, address);
+    printf("the fault at 0x%" PRIx64 " was claimed\n", address);
+    CHECK(control, "devrt claimed a fault at another user's allocation (0x%" PRIx64 ")", address);
+    struct devrt_launch_report report;
+    int status = devrt_launch_wait(device, id, &report);
+    release_spin();
+    CHECK(status == DEVRT_ERROR_DEVICE_LOST && strstr(report.text, "in devrt's memory"),
+          "the spin: %s; its report: %s", devrt_status_string(status), report.text);
+}
+
+/*
+ * After devrt's fault on GPU 0, another user's kernel faults GPU 1, unreported; then devrt
+ * loads a module there, whose state must be zeroed. ROCr's fill would wait forever for its
+ * blit kernel on the evicted GPU (the double ends the process saying so); devrt's copies
+ * find the GPU stopped, and the load says the device is lost.
+ */
+static void test_second_gpu_load(void)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    devrt_device *first = device;
+    devrt_module *first_module = module;
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    uint64_t id = 0;
+    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    fault_at(0, (uint64_t)(uintptr_t)&words[2]);
+    CHECK(devrt_launch_wait(device, id, NULL) == DEVRT_ERROR_DEVICE_LOST, "the spin on GPU 0");
+    release_spin();
+    module = NULL;
+    device = NULL;
+    if (open_device(1) != 0) {
+        CHECK(false, "GPU 1 did not open");
+        return;
+    }
+    fault_at(1, 0xf0e1d2c3b4a50000ull);
+    devrt_module *other = NULL;
+    int loaded = harness_load(device, image, &other);
+    printf("a load on GPU 1 after its unreported fault: %s: %s\n", devrt_status_string(loaded),
+           devrt_last_error());
+    CHECK(loaded == DEVRT_ERROR_DEVICE_LOST && strstr(devrt_last_error(), "did not report"),
+          "the load: %s: %s", devrt_status_string(loaded), devrt_last_error());
+    if (other)
+        devrt_module_unload(other);
+    devrt_module_unload(first_module);
+    devrt_device_close(first);
+}
+
+/* Releases the spin on the words it reads once N probe packets completed. */
+static void *release_after_probes(void *n)
+{
+    WAIT_FOR(count("barriers") >= (uint64_t)(uintptr_t)n, "devrt sent no probe packets");
+    __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * A memory fault on GPU 1 after one on GPU 0: the runtime reports one fault a process
+ * (ROCr's VMFaultHandler), so GPU 1's goes unreported and its queues stay evicted. devrt's
+ * wait for its spin there ends all the same: the device is lost, and a later open of GPU 1 is
+ * refused. The control makes no second fault: the spin on GPU 1, waited for across three
+ * probes of the GPU, ends when released, and the GPU stays usable.
+ */
+static void test_second_gpu_fault(bool control)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    /* GPU 0 stays open, lost: closing the last device would end the runtime, and a new one
+       reports a fault again. */
+    devrt_device *first = device;
+    devrt_module *first_module = module;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        if (gpu == 1) {
+            module = NULL;
+            device = NULL;
+            if (open_device(1) != 0) {
+                CHECK(false, "GPU 1 did not open");
+                return;
+            }
+        }
+        __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+        __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+        uint64_t id = 0;
+        CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+        WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+                 "the spin's lanes did not all print");
+        pthread_t releaser;
+        bool releasing = gpu == 1 && control;
+        if (releasing)
+            pthread_create(&releaser, NULL, release_after_probes, (void *)(uintptr_t)3);
+        else
+            fault_at((unsigned)gpu, (uint64_t)(uintptr_t)&words[2]);
+        struct devrt_launch_report report;
+        int status = devrt_launch_wait(device, id, &report);
+        printf("GPU %d: the spin: %s: %s\n", gpu, devrt_status_string(status), report.text);
+        if (releasing) {
+            pthread_join(releaser, NULL);
+            CHECK(status == DEVRT_SUCCESS, "the spin on GPU 1: %s", devrt_last_error());
+            check_usable("three probes");
+            devrt_module *other = NULL;
+            CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "a load on GPU 1: %s",
+                  devrt_last_error());
+            if (other)
+                devrt_module_unload(other);
+            devrt_module_unload(first_module);
+            devrt_device_close(first);
+            return;
+        }
+        release_spin();
+        CHECK(status == DEVRT_ERROR_DEVICE_LOST, "the spin on GPU %d: %s", gpu,
+              devrt_status_string(status));
+        CHECK(strstr(report.text, gpu == 0 ? "in devrt's memory" : "did not report"),
+              "its report: %s", report.text);
+    }
+    devrt_module_unload(module);
+    devrt_device_close(device);
+    module = NULL;
+    device = NULL;
+    devrt_device *again = NULL;
+    int reopened = devrt_device_open(DEVRT_BACKEND_HSA, 1, NULL, &again);
+    devrt_module_unload(first_module);
+    devrt_device_close(first);
+    CHECK(reopened == DEVRT_ERROR_DEVICE_LOST &&
+              strstr(devrt_last_error(), "only a new process can use the GPU"),
+          "open GPU 1 again: %s: %s", devrt_status_string(reopened), devrt_last_error());
+    if (reopened == DEVRT_SUCCESS)
+        devrt_device_close(again);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const tests[] = {"memory_fault",
@@ -432,7 +791,15 @@ int main(int argc, char **argv)
                                         "nearest_cpu",
                                         "nearest_cpu_control",
                                         "foreign_fault",
-                                        "foreign_fault_control"};
+                                        "foreign_fault_control",
+                                        "two_handlers",
+                                        "fault_in_flight",
+                                        "fault_in_flight_control",
+                                        "stream_order",
+                                        "retired_queues",
+                                        "second_gpu_fault",
+                                        "second_gpu_fault_control",
+                                        "second_gpu_load"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -442,7 +809,9 @@ int main(int argc, char **argv)
     }
     image = argv[1];
     const char *test = argv[2];
-    int exit_code = open_device();
+    if (!strcmp(test, "two_handlers"))
+        register_own_handler();
+    int exit_code = open_device(0);
     if (exit_code)
         return exit_code == HARNESS_SKIP ? 1 : exit_code; /* the double is always there */
     bool control = strstr(test, "_control") != NULL;
@@ -472,6 +841,18 @@ int main(int argc, char **argv)
         test_nearest_cpu();
     else if (!strncmp(test, "foreign_fault", 13))
         test_foreign_fault(control);
+    else if (!strcmp(test, "two_handlers"))
+        test_two_handlers();
+    else if (!strcmp(test, "retired_queues"))
+        test_retired_queues();
+    else if (!strcmp(test, "stream_order"))
+        test_stream_order();
+    else if (!strncmp(test, "fault_in_flight", 15))
+        test_fault_in_flight(control);
+    else if (!strcmp(test, "second_gpu_load"))
+        test_second_gpu_load();
+    else if (!strncmp(test, "second_gpu_fault", 16))
+        test_second_gpu_fault(control);
     if (device) {
         if (module)
             devrt_module_unload(module);

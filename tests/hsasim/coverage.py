@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The line coverage of the HSA backend (hsa.c, hsa_memory.c) that the hsasim tests reached.
+"""The line coverage of the HSA backend (hsa*.c) that the hsasim tests reached.
 
 Usage: coverage.py --build DIR --min PERCENT
 Reads the gcov data of every object compiled from those files under DIR (a build with
@@ -15,7 +15,8 @@ import os
 import subprocess
 import sys
 
-FILES = ("hsa.c", "hsa_memory.c")
+FILES = ("hsa.c", "hsa_copy.c", "hsa_dispatch.c", "hsa_faults.c", "hsa_loader.c",
+         "hsa_memory.c")
 
 
 def lines_of(gcda):

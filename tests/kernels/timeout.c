@@ -47,3 +47,14 @@ DEVRT_KERNEL1(mark, uint32_t *, marked)
 {
     __atomic_fetch_add(marked, 1u, __ATOMIC_RELAXED);
 }
+
+/*
+ * Counts itself in *started, then executes the target's trap instruction (s_trap on AMD
+ * GPUs, trap on NVIDIA's): the runtime's own report of a kernel that aborts. Launched only on
+ * GPUs: on the emulation the trap is the process's own.
+ */
+DEVRT_KERNEL1(trap, uint32_t *, started)
+{
+    __atomic_fetch_add(started, 1u, __ATOMIC_RELAXED);
+    __builtin_trap();
+}

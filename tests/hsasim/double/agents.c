@@ -16,7 +16,11 @@ struct hsasim_agent hsasim_cpu = {.type = HSA_DEVICE_TYPE_CPU, .name = "hsasim C
    whose CPU the GPU's PCIe link is attached to. */
 struct hsasim_agent hsasim_cpu1 = {.type = HSA_DEVICE_TYPE_CPU, .name = "hsasim CPU, node 1"};
 static int nearest_cpu = -1; /* -1: one CPU agent */
-struct hsasim_agent hsasim_gpu = {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim GPU"};
+struct hsasim_agent hsasim_gpus[HSASIM_MAX_GPUS] = {
+    {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim GPU 0", .gpu = 0},
+    {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim GPU 1", .gpu = 1},
+};
+unsigned hsasim_gpu_count = 1;
 
 /*
  * Pools in ROCr's order (ROCr's GpuAgent::InitRegionList and CpuAgent::InitRegionList):
@@ -24,11 +28,14 @@ struct hsasim_agent hsasim_gpu = {.type = HSA_DEVICE_TYPE_GPU, .name = "hsasim G
  * which is also the kernel argument pool, then its coarse-grained system memory.
  */
 #define GIB (1ull << 30)
-static struct hsasim_pool gpu_pools[] = {
-    {&hsasim_gpu, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 64 * GIB,
-     true},
-    {&hsasim_gpu, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false},
-};
+#define GPU_POOLS(agent)                                                                           \
+    {                                                                                              \
+        {&agent, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 64 * GIB, \
+         true},                                                                                    \
+        {&agent, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false},                                       \
+    }
+static struct hsasim_pool gpu_pools[HSASIM_MAX_GPUS][2] = {GPU_POOLS(hsasim_gpus[0]),
+                                                           GPU_POOLS(hsasim_gpus[1])};
 #define CPU_POOLS(agent)                                                                           \
     {                                                                                              \
         {&agent, HSA_AMD_SEGMENT_GLOBAL,                                                           \
@@ -42,11 +49,15 @@ static struct hsasim_pool cpu_pools[] = CPU_POOLS(hsasim_cpu);
 static struct hsasim_pool cpu1_pools[] = CPU_POOLS(hsasim_cpu1);
 
 static int references; /* hsa_init's, less hsa_shut_down's; under hsasim_lock */
-static hsa_amd_system_event_callback_t handler;
-static void *handler_data;
+/* The system event handlers of this runtime, in the order registered; under hsasim_lock. */
+#define HSASIM_MAX_HANDLERS 8
+static struct {
+    hsa_amd_system_event_callback_t callback;
+    void *data;
+} handlers[HSASIM_MAX_HANDLERS];
+static size_t handler_count;
 static bool faults_reported; /* ROCr's fault handler has not yet stopped reporting */
-static bool evicted;
-static uint64_t generation; /* counts runtimes started: what a last one left is dropped */
+static uint64_t generation;  /* counts runtimes started: what a last one left is dropped */
 
 static uint64_t injected[DEVRT_HSASIM_FAULT_KINDS]; /* under hsasim_lock */
 
@@ -91,39 +102,47 @@ static void inject_from_environment(void)
             injected[k] = strtoull(colon + 1, NULL, 10);
 }
 
-/* The target the test asked for ($DEVRT_HSASIM_TARGET): gfx90a (wave64) or gfx1100 (wave32). */
+/* The target the test asked for ($DEVRT_HSASIM_TARGET): gfx90a (wave64) or gfx1100 (wave32),
+   on $DEVRT_HSASIM_GPUS GPUs (1, or 2). */
 static void choose_target(void)
 {
     const char *target = getenv("DEVRT_HSASIM_TARGET");
-    if (target && !strcmp(target, "gfx1100")) {
-        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa, "amdgcn-amd-amdhsa--gfx1100");
-        hsasim_gpu.mach = 0x041; /* EF_AMDGPU_MACH_AMDGCN_GFX1100 */
-        hsasim_gpu.sramecc = hsasim_gpu.xnack = false;
-        hsasim_gpu.wave_size = 32;
-    } else {
-        snprintf(hsasim_gpu.isa, sizeof hsasim_gpu.isa,
-                 "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
-        hsasim_gpu.mach = 0x03f; /* EF_AMDGPU_MACH_AMDGCN_GFX90A */
-        hsasim_gpu.sramecc = true;
-        hsasim_gpu.xnack = false;
-        hsasim_gpu.wave_size = 64;
+    for (unsigned i = 0; i < HSASIM_MAX_GPUS; ++i) {
+        struct hsasim_agent *gpu = &hsasim_gpus[i];
+        if (target && !strcmp(target, "gfx1100")) {
+            snprintf(gpu->isa, sizeof gpu->isa, "amdgcn-amd-amdhsa--gfx1100");
+            gpu->mach = 0x041; /* EF_AMDGPU_MACH_AMDGCN_GFX1100 */
+            gpu->sramecc = gpu->xnack = false;
+            gpu->wave_size = 32;
+        } else {
+            snprintf(gpu->isa, sizeof gpu->isa, "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
+            gpu->mach = 0x03f; /* EF_AMDGPU_MACH_AMDGCN_GFX90A */
+            gpu->sramecc = true;
+            gpu->xnack = false;
+            gpu->wave_size = 64;
+        }
     }
+    const char *gpus = getenv("DEVRT_HSASIM_GPUS");
+    hsasim_gpu_count = gpus && !strcmp(gpus, "2") ? 2 : 1;
     hsasim_cpu.wave_size = 0;
     const char *nearest = getenv("DEVRT_HSASIM_NEAREST_CPU");
     nearest_cpu = nearest && (!strcmp(nearest, "0") || !strcmp(nearest, "1")) ? atoi(nearest) : -1;
+}
+
+bool hsasim_is_gpu(const struct hsasim_agent *agent)
+{
+    return agent >= hsasim_gpus && agent < hsasim_gpus + hsasim_gpu_count;
 }
 
 hsa_status_t hsa_init(void)
 {
     pthread_mutex_lock(&hsasim_lock);
     if (references++ == 0) {
-        /* A new runtime opens the kernel driver anew: nothing of a last one's stays. */
+        /* A new runtime binds its handlers anew; the kernel driver's process stays (evicted). */
         choose_target();
         __atomic_add_fetch(&generation, 1u, __ATOMIC_RELEASE);
-        handler = NULL;
-        handler_data = NULL;
+        handler_count = 0;
         faults_reported = true;
-        __atomic_store_n(&evicted, false, __ATOMIC_RELEASE);
         /* Faults a test injected stay armed across runtimes: a test may inject before an
            open. The environment's are read with the first. */
         static bool read_environment;
@@ -189,8 +208,9 @@ struct hsasim_agent *hsasim_agent(hsa_agent_t agent)
 {
     if (agent.handle == (uint64_t)(uintptr_t)&hsasim_cpu)
         return &hsasim_cpu;
-    if (agent.handle == (uint64_t)(uintptr_t)&hsasim_gpu)
-        return &hsasim_gpu;
+    for (unsigned i = 0; i < hsasim_gpu_count; ++i)
+        if (agent.handle == (uint64_t)(uintptr_t)&hsasim_gpus[i])
+            return &hsasim_gpus[i];
     if (agent.handle == (uint64_t)(uintptr_t)&hsasim_cpu1 && nearest_cpu >= 0)
         return &hsasim_cpu1;
     return NULL;
@@ -201,9 +221,10 @@ hsa_status_t hsa_iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), v
 {
     if (!references)
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
-    struct hsasim_agent *order[] = {&hsasim_cpu, &hsasim_cpu1, &hsasim_gpu};
-    for (size_t i = 0; i < 3; ++i) {
-        if (order[i] == &hsasim_cpu1 && nearest_cpu < 0)
+    struct hsasim_agent *order[] = {&hsasim_cpu, &hsasim_cpu1, &hsasim_gpus[0], &hsasim_gpus[1]};
+    for (size_t i = 0; i < sizeof order / sizeof *order; ++i) {
+        if ((order[i] == &hsasim_cpu1 && nearest_cpu < 0) ||
+            (order[i]->type == HSA_DEVICE_TYPE_GPU && !hsasim_is_gpu(order[i])))
             continue;
         hsa_status_t status = callback((hsa_agent_t){(uint64_t)(uintptr_t)order[i]}, data);
         if (status != HSA_STATUS_SUCCESS)
@@ -224,6 +245,12 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t handle, hsa_agent_info_t attribute, 
         if (agent->type != HSA_DEVICE_TYPE_GPU)
             return HSA_STATUS_ERROR_INVALID_ARGUMENT;
         *(uint32_t *)value = agent->wave_size;
+        break;
+    /* The kernel driver's topology numbers its nodes from the CPUs' (ROCr's node_id). */
+    case HSA_AMD_AGENT_INFO_DRIVER_NODE_ID:
+        *(uint32_t *)value = hsasim_is_gpu(agent)    ? (nearest_cpu < 0 ? 1u : 2u) + agent->gpu
+                             : agent == &hsasim_cpu1 ? 1u
+                                                     : 0u;
         break;
     /* No PCI device: devrt_pci_local_cpus then finds no list, as on a machine without sysfs. */
     case HSA_AMD_AGENT_INFO_BDFID: *(uint32_t *)value = 0xffff; break;
@@ -266,10 +293,10 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(
     struct hsasim_agent *agent = hsasim_agent(handle);
     if (!agent)
         return HSA_STATUS_ERROR_INVALID_AGENT;
-    struct hsasim_pool *pools = agent == &hsasim_gpu    ? gpu_pools
+    struct hsasim_pool *pools = hsasim_is_gpu(agent)    ? gpu_pools[agent->gpu]
                                 : agent == &hsasim_cpu1 ? cpu1_pools
                                                         : cpu_pools;
-    size_t count = agent == &hsasim_gpu ? sizeof gpu_pools / sizeof *gpu_pools
+    size_t count = hsasim_is_gpu(agent) ? sizeof gpu_pools[0] / sizeof *gpu_pools[0]
                                         : sizeof cpu_pools / sizeof *cpu_pools;
     for (size_t i = 0; i < count; ++i) {
         hsa_status_t status =
@@ -282,9 +309,10 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(
 
 const struct hsasim_pool *hsasim_pool(hsa_amd_memory_pool_t handle)
 {
-    for (size_t i = 0; i < sizeof gpu_pools / sizeof *gpu_pools; ++i)
-        if (handle.handle == (uint64_t)(uintptr_t)&gpu_pools[i])
-            return &gpu_pools[i];
+    for (unsigned g = 0; g < hsasim_gpu_count; ++g)
+        for (size_t i = 0; i < sizeof gpu_pools[g] / sizeof *gpu_pools[g]; ++i)
+            if (handle.handle == (uint64_t)(uintptr_t)&gpu_pools[g][i])
+                return &gpu_pools[g][i];
     for (size_t i = 0; i < sizeof cpu_pools / sizeof *cpu_pools; ++i) {
         if (handle.handle == (uint64_t)(uintptr_t)&cpu_pools[i])
             return &cpu_pools[i];
@@ -349,16 +377,24 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,
     return HSA_STATUS_SUCCESS;
 }
 
-/* ROCr keeps one handler (Runtime::SetCustomSystemEventHandler refuses a second). */
+/*
+ * ROCr keeps every handler registered, in order, and none can be removed
+ * (Runtime::SetCustomSystemEventHandler appends). $DEVRT_HSASIM_PLANT=one_handler plants the
+ * model this double had before, which refused a second handler.
+ */
 hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t callback,
                                                    void *data)
 {
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    bool one = plant && !strcmp(plant, "one_handler");
     pthread_mutex_lock(&hsasim_lock);
-    hsa_status_t status = handler ? HSA_STATUS_ERROR : HSA_STATUS_SUCCESS;
-    if (!handler) {
-        handler = callback;
-        handler_data = data;
-    }
+    hsa_status_t status = HSA_STATUS_SUCCESS;
+    if (one && handler_count > 0)
+        status = HSA_STATUS_ERROR;
+    else if (handler_count == HSASIM_MAX_HANDLERS)
+        status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    else
+        handlers[handler_count++] = (__typeof__(handlers[0])){callback, data};
     pthread_mutex_unlock(&hsasim_lock);
     return status;
 }
@@ -368,42 +404,59 @@ uint64_t hsasim_generation(void)
     return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
 }
 
-bool hsasim_gpu_evicted(void)
+/*
+ * A GPU's queues evicted by a memory fault stay so for the rest of the process: amdkfd keeps
+ * one process object for the life of the address space (kfd_create_process finds the one an
+ * earlier open of /dev/kfd made), a fault evicts its queues on that GPU
+ * (kfd_dqm_evict_pasid), queues made later start evicted (create_queue_cpsch: is_evicted
+ * follows qpd->evicted), and nothing restores them. So a runtime started anew (hsa_shut_down,
+ * then hsa_init) finds the GPU as the fault left it; the other GPU runs on.
+ */
+bool hsasim_gpu_evicted(const struct hsasim_agent *gpu)
 {
-    return __atomic_load_n(&evicted, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&gpu->evicted, __ATOMIC_ACQUIRE);
 }
 
-void hsasim_memory_fault(uint64_t address)
+void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address)
 {
-    /*
-     * amdkfd evicts every queue of the process on the GPU on a memory violation
-     * (kfd_set_dbg_ev_from_interrupt), and a queue created later starts evicted
-     * (create_queue_cpsch: is_evicted follows the process's evicted count).
-     */
-    __atomic_store_n(&evicted, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&gpu->evicted, true, __ATOMIC_RELEASE);
     pthread_mutex_lock(&hsasim_lock);
     bool reported = faults_reported;
-    hsa_amd_system_event_callback_t callback = handler;
-    void *data = handler_data;
+    __typeof__(handlers) called;
+    size_t count = handler_count;
+    memcpy(called, handlers, sizeof called);
     /* ROCr's VMFaultHandler reports one fault: its signal handler is not kept after it. */
     faults_reported = false;
     pthread_mutex_unlock(&hsasim_lock);
     if (!reported)
         return;
     hsa_amd_event_t event = {.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT};
-    event.memory_fault.agent = (hsa_agent_t){(uint64_t)(uintptr_t)&hsasim_gpu};
+    event.memory_fault.agent = (hsa_agent_t){(uint64_t)(uintptr_t)gpu};
     event.memory_fault.virtual_address = address;
     event.memory_fault.fault_reason_mask = HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT;
-    if (callback && callback(&event, data) == HSA_STATUS_SUCCESS)
+    /* Runtime::VMFaultHandler calls every handler; one that returns success claims it. */
+    bool claimed = false;
+    for (size_t i = 0; i < count; ++i)
+        claimed |= called[i].callback(&event, called[i].data) == HSA_STATUS_SUCCESS;
+    if (claimed)
         return;
     /* Runtime::VMFaultHandler: unclaimed, the fault ends the process. */
-    hsasim_say("memory fault at address 0x%llx on the GPU, claimed by no handler: the HSA runtime "
+    hsasim_say("memory fault at address 0x%llx on GPU %u, claimed by no handler: the HSA runtime "
                "aborts the process",
-               (unsigned long long)address);
+               (unsigned long long)address, gpu->gpu);
     abort();
+}
+
+__attribute__((visibility("default"))) void devrt_hsasim_fault_at(unsigned gpu, uint64_t address)
+{
+    if (gpu >= hsasim_gpu_count) {
+        hsasim_say("a fault asked for on GPU %u, of %u", gpu, hsasim_gpu_count);
+        abort();
+    }
+    hsasim_memory_fault(&hsasim_gpus[gpu], address);
 }
 
 __attribute__((visibility("default"))) void devrt_hsasim_foreign_fault(void)
 {
-    hsasim_memory_fault(0xf0e1d2c3b4a50000ull);
+    hsasim_memory_fault(&hsasim_gpus[0], 0xf0e1d2c3b4a50000ull);
 }

@@ -69,7 +69,24 @@ static ffi_type *ffi_of(uint32_t size)
                        : NULL;
 }
 
-hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel)
+/*
+ * Whether the kernel argument segment of P no longer holds AT_START, the bytes the kernel
+ * read when it began: a GPU reads its arguments all along the kernel, so memory of its that
+ * another launch took while it ran feeds it wrong ones. Compared under the double's lock,
+ * while the memory is still allocated: a dispatch left running by a fault may outlive it.
+ */
+static bool rewritten_while_run(const hsa_kernel_dispatch_packet_t *p,
+                                const struct hsasim_kernel *k, const unsigned char *at_start)
+{
+    pthread_mutex_lock(&hsasim_lock);
+    bool rewritten = hsasim_find_block(p->kernarg_address, k->kernarg_size) &&
+                     memcmp(p->kernarg_address, at_start, k->kernarg_size) != 0;
+    pthread_mutex_unlock(&hsasim_lock);
+    return rewritten;
+}
+
+hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel,
+                             const struct hsasim_agent *gpu)
 {
     struct hsasim_kernel *k = hsasim_kernel(p->kernel_object);
     if (!k) {
@@ -85,22 +102,34 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
         wrong = "an acquire or release fence scope short of the system's";
     pthread_mutex_lock(&hsasim_lock);
     const struct hsasim_block *b = hsasim_find_block(p->kernarg_address, k->kernarg_size);
-    bool readable = b && b->gpu_access;
+    bool readable = b && b->gpu_access >> gpu->gpu & 1;
     pthread_mutex_unlock(&hsasim_lock);
     if (!wrong && k->kernarg_size && !readable)
         wrong = "kernel arguments outside memory the GPU may read";
+    /* The AQL packet's kernarg_address is 16-byte aligned (HSA specification), and the
+       kernel's loads assume the metadata's .kernarg_segment_align. */
+    uintptr_t align = k->kernarg_align > 16 ? k->kernarg_align : 16;
+    if (!wrong && (uintptr_t)p->kernarg_address % align)
+        wrong = "kernel arguments not aligned to 16 bytes and .kernarg_segment_align";
     /* Aligned as the emulation aligns arguments: vector types up to a cache line. */
     unsigned char *kernarg = aligned_alloc(64, (k->kernarg_size + 63) / 64 * 64 + 64);
-    if (!wrong && !kernarg)
+    unsigned char *at_start = malloc(k->kernarg_size + 1);
+    if (!wrong && (!kernarg || !at_start))
         wrong = "no memory";
-    if (!wrong)
+    if (!wrong) {
         memcpy(kernarg, p->kernarg_address, k->kernarg_size);
+        memcpy(at_start, kernarg, k->kernarg_size);
+    }
+    /* The control of the check that follows the run ($DEVRT_HSASIM_PLANT=kernarg_reuse): the
+       arguments change under the running kernel, as when a later launch took their memory. */
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    if (!wrong && plant && !strcmp(plant, "kernarg_reuse") && k->kernarg_size)
+        ((unsigned char *)p->kernarg_address)[0] ^= 0xff;
     /*
      * The control of the hsasim tests ($DEVRT_HSASIM_PLANT=kernarg_swap): the kernel reads
      * its first two argument words swapped, as a dispatch that wrote them at wrong offsets
      * would make it; the tests must then fail.
      */
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
     if (!wrong && plant && !strcmp(plant, "kernarg_swap") && k->kernarg_size >= 16) {
         unsigned char first[8];
         memcpy(first, kernarg, 8);
@@ -132,6 +161,7 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
     }
     if (wrong) {
         hsasim_say("dispatch of kernel %s: %s", k->name, wrong);
+        free(at_start);
         free(kernarg);
         hsasim_kernel_done(k);
         return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
@@ -145,13 +175,21 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
         .values = values,
         .block = {block[0], block[1], block[2]},
         .grid = {grid[0], grid[1], grid[2]},
-        .wave_size = hsasim_gpu.wave_size,
+        .wave_size = gpu->wave_size,
         .random_seed = seed ? strtoull(seed, NULL, 10) : 0,
         .cancel = cancel,
     };
     enum devrt_emu_grid_result result = devrt_emu_run_grid(&run);
+    bool rewritten = result == DEVRT_EMU_GRID_DONE && rewritten_while_run(p, k, at_start);
+    free(at_start);
     free(kernarg);
     hsasim_kernel_done(k);
+    if (rewritten) {
+        hsasim_say("dispatch of kernel %s: its kernel arguments were rewritten while it ran, as "
+                   "a launch that reuses their memory too early does",
+                   k->name);
+        return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+    }
     if (result == DEVRT_EMU_GRID_NO_MEMORY || result == DEVRT_EMU_GRID_NO_THREAD) {
         hsasim_say("dispatch of kernel %s: no memory or thread for its lanes", k->name);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
@@ -167,6 +205,14 @@ __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *w
         return __atomic_load_n(&hsasim_counts.grants, __ATOMIC_RELAXED);
     if (!strcmp(what, "allocations"))
         return __atomic_load_n(&hsasim_counts.allocations, __ATOMIC_RELAXED);
+    if (!strcmp(what, "queues"))
+        return __atomic_load_n(&hsasim_counts.queues, __ATOMIC_ACQUIRE);
+    if (!strcmp(what, "barrier_holds"))
+        return __atomic_load_n(&hsasim_counts.barrier_holds, __ATOMIC_ACQUIRE);
+    if (!strcmp(what, "running"))
+        return __atomic_load_n(&hsasim_counts.running, __ATOMIC_ACQUIRE);
+    if (!strcmp(what, "barriers"))
+        return __atomic_load_n(&hsasim_counts.barriers, __ATOMIC_ACQUIRE);
     if (!strcmp(what, "node1_allocations"))
         return __atomic_load_n(&hsasim_counts.node1_allocations, __ATOMIC_RELAXED);
     /* Packets reserved and not yet taken: queued behind the one a processor runs. */

@@ -17,7 +17,7 @@
 
 #include "hsasim_control.h"
 
-/* The two agents, as ROCr reports a discrete GPU and the CPU of its machine. */
+/* The agents, as ROCr reports discrete GPUs and the CPUs of their machine. */
 struct hsasim_agent {
     hsa_device_type_t type;
     const char *name;
@@ -25,8 +25,15 @@ struct hsasim_agent {
     uint32_t mach;       /* EF_AMDGPU_MACH of the GPU's processor */
     bool sramecc, xnack; /* the GPU's target features, as the kernel driver set them */
     uint32_t wave_size;
+    unsigned gpu; /* a GPU's index among the GPUs */
+    bool evicted; /* atomic: a memory fault evicted the process's queues on the GPU */
 };
-extern struct hsasim_agent hsasim_cpu, hsasim_cpu1, hsasim_gpu;
+/* $DEVRT_HSASIM_GPUS (1 or 2) GPUs of one kind, listed after the CPUs. */
+#define HSASIM_MAX_GPUS 2
+extern struct hsasim_agent hsasim_cpu, hsasim_cpu1, hsasim_gpus[HSASIM_MAX_GPUS];
+extern unsigned hsasim_gpu_count;
+/* Whether AGENT is one of the GPUs listed. */
+bool hsasim_is_gpu(const struct hsasim_agent *agent);
 
 /* The agent a handle names, or NULL. */
 struct hsasim_agent *hsasim_agent(hsa_agent_t agent);
@@ -49,13 +56,15 @@ struct hsasim_block {
     char *base;
     size_t size;
     const struct hsasim_pool *pool; /* NULL: a code object's segment (the GPU's memory) */
-    bool gpu_access;                /* the GPU may reach it: its own, or granted */
+    struct hsasim_agent *owner;     /* the pool's agent, or the GPU a segment was loaded for */
+    unsigned gpu_access;            /* bit i: GPU i may reach it (its own, or granted) */
+    size_t skew; /* bytes from the memory allocated to base ($DEVRT_HSASIM_PLANT=kernarg_skew) */
 };
 
 /* The block holding [address, address + size), or NULL; under hsasim_lock. */
 struct hsasim_block *hsasim_find_block(const void *address, size_t size);
-/* Add or remove a code object's segment, which pointer info reports as the GPU's memory. */
-int hsasim_add_segment(void *base, size_t size);
+/* Add or remove a code object's segment, which pointer info reports as GPU's memory. */
+int hsasim_add_segment(void *base, size_t size, struct hsasim_agent *gpu);
 void hsasim_remove_segment(void *base);
 
 /* A signal. Its handle is its address, whose first bytes are laid out as amd_signal_t's. */
@@ -76,17 +85,17 @@ void hsasim_signals_drop_interrupts(bool drop);
 /* Which runtime this is: hsa_init after the last hsa_shut_down starts a new one. */
 uint64_t hsasim_generation(void);
 
-/* Whether the GPU's queues are evicted: after a memory fault, as amdkfd does. */
-bool hsasim_gpu_evicted(void);
+/* Whether GPU's queues are evicted: after a memory fault, as amdkfd does. */
+bool hsasim_gpu_evicted(const struct hsasim_agent *gpu);
 
 /* The n-th event of KIND from now (devrt_hsasim_inject) is this one: consumes it. */
 bool hsasim_injected(enum devrt_hsasim_fault kind);
 
 /*
- * The GPU faulted at ADDRESS: amdkfd evicts every queue of the process on the GPU, and ROCr
- * calls the system event handler, aborting the process when none claims the fault.
+ * GPU faulted at ADDRESS: amdkfd evicts every queue of the process on that GPU, and ROCr
+ * calls the system event handlers, aborting the process when none claims the fault.
  */
-void hsasim_memory_fault(uint64_t address);
+void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address);
 
 /* A kernel of a loaded code object: what its kernel object (the descriptor's address) is. */
 struct hsasim_kernel {
@@ -96,6 +105,7 @@ struct hsasim_kernel {
     void (*entry)(void); /* the emulation image's kernel */
     void *caller;        /* its DEVRT_KERNELn caller, or NULL */
     uint32_t kernarg_size;
+    uint32_t kernarg_align; /* the metadata's .kernarg_segment_align */
     uint32_t group_segment_size, private_segment_size;
     /* From the code object's metadata: each argument's place, size and kind. */
     uint32_t arg_count;
@@ -115,8 +125,9 @@ void *hsasim_kernel_enter(const struct hsasim_kernel *kernel);
 int hsasim_read_metadata(const void *image, size_t size, struct hsasim_kernel *kernels,
                          size_t count, char *why, size_t why_size);
 
-/* Runs one dispatch packet's kernel; returns HSA_STATUS_SUCCESS or the queue's error. */
-hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *packet, const bool *cancel);
+/* Runs one dispatch packet's kernel on GPU; returns HSA_STATUS_SUCCESS or the queue's error. */
+hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *packet, const bool *cancel,
+                             const struct hsasim_agent *gpu);
 
 /* What the double counted, for devrt_hsasim_count. */
 struct hsasim_counts {
@@ -125,6 +136,10 @@ struct hsasim_counts {
     uint64_t allocations;       /* calls of hsa_amd_memory_pool_allocate that succeeded */
     uint64_t node1_allocations; /* of them, in the pools of node 1's CPU */
     uint64_t reserved, taken;   /* packet slots reserved by producers, taken by processors */
+    uint64_t queues;            /* queues created and not destroyed (an inactive one counts) */
+    uint64_t barrier_holds;     /* packets whose barrier bit held them behind a running one */
+    uint64_t barriers;          /* barrier-AND packets completed */
+    uint64_t running;           /* dispatches started whose lanes have not all ended */
 };
 extern struct hsasim_counts hsasim_counts;
 

@@ -30,7 +30,14 @@ typedef void devrt_hsasim_drop_interrupts_fn(bool drop);
 typedef void devrt_hsasim_foreign_fault_fn(void);
 #define DEVRT_HSASIM_FOREIGN_FAULT "devrt_hsasim_foreign_fault"
 
-/* A count by name: "dispatches" run to their end, "grants" of access, "allocations" made,
+/* A memory fault on GPU (0 or 1) at ADDRESS, now, as a kernel that ran there would make it. */
+typedef void devrt_hsasim_fault_at_fn(unsigned gpu, uint64_t address);
+#define DEVRT_HSASIM_FAULT_AT "devrt_hsasim_fault_at"
+
+/* A count by name: "queues" live (created, not destroyed; inactive ones count),
+   "barrier_holds" (packets a barrier bit held behind a running dispatch),
+   "barriers" (barrier-AND packets completed), "running" (dispatches whose lanes run),
+   "dispatches" run to their end, "grants" of access, "allocations" made,
    "node1_allocations" of them in the pools of NUMA node 1's CPU ($DEVRT_HSASIM_NEAREST_CPU). */
 typedef uint64_t devrt_hsasim_count_fn(const char *what);
 #define DEVRT_HSASIM_COUNT "devrt_hsasim_count"

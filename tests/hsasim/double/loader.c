@@ -44,9 +44,10 @@ struct hsasim_executable {
     struct hsasim_executable *next;
     struct reader *reader;
     bool loaded, frozen;
-    void *image; /* the emulation image's private copy */
-    int copy;    /* its anonymous file */
-    void *enter; /* its __devrt_emu_enter */
+    struct hsasim_agent *gpu; /* the GPU it was loaded for */
+    void *image;              /* the emulation image's private copy */
+    int copy;                 /* its anonymous file */
+    void *enter;              /* its __devrt_emu_enter */
     void *segment[8];
     size_t segments;
     struct hsasim_kernel *kernels;
@@ -133,11 +134,10 @@ static hsa_status_t read_code_object(struct hsasim_executable *e, const struct r
         return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
     }
     uint32_t flags = (uint32_t)header.e_flags;
-    if ((flags & MACH_MASK) != hsasim_gpu.mach ||
-        !feature_fits(flags, XNACK_MASK, hsasim_gpu.xnack) ||
-        !feature_fits(flags, SRAMECC_MASK, hsasim_gpu.sramecc)) {
+    if ((flags & MACH_MASK) != e->gpu->mach || !feature_fits(flags, XNACK_MASK, e->gpu->xnack) ||
+        !feature_fits(flags, SRAMECC_MASK, e->gpu->sramecc)) {
         elf_end(elf);
-        hsasim_say("the code object (e_flags 0x%x) is not for %s", flags, hsasim_gpu.isa);
+        hsasim_say("the code object (e_flags 0x%x) is not for %s", flags, e->gpu->isa);
         return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
     }
     size_t count = 0, capacity = 0;
@@ -262,7 +262,7 @@ static void add_segments(struct hsasim_executable *e, const struct link_map *map
     for (int i = 0; i < header->e_phnum && e->segments < 8; ++i)
         if (phdr[i].p_type == PT_LOAD) {
             void *at = (void *)(map->l_addr + phdr[i].p_vaddr);
-            if (hsasim_add_segment(at, phdr[i].p_memsz) == 0)
+            if (hsasim_add_segment(at, phdr[i].p_memsz, e->gpu) == 0)
                 e->segment[e->segments++] = at;
         }
 }
@@ -275,10 +275,11 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
     (void)options;
     struct hsasim_executable *e = (struct hsasim_executable *)(uintptr_t)executable.handle;
     struct reader *r = (struct reader *)(uintptr_t)code_object_reader.handle;
-    if (!e || !r || hsasim_agent(agent) != &hsasim_gpu)
+    if (!e || !r || !hsasim_is_gpu(hsasim_agent(agent)))
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     if (e->frozen || e->loaded)
         return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
+    e->gpu = hsasim_agent(agent);
     if (hsasim_injected(DEVRT_HSASIM_LOADER))
         return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
     hsa_status_t status = read_code_object(e, r);
@@ -352,7 +353,7 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t executable)
          * it, and it faults. The double keeps the image (the lanes run on in it) and faults.
          */
         hsasim_say("an executable was destroyed while one of its kernels ran: the kernel faults");
-        hsasim_memory_fault(0xdead1000ull);
+        hsasim_memory_fault(e->gpu, 0xdead1000ull);
         return HSA_STATUS_SUCCESS;
     }
     for (size_t i = 0; i < e->segments; ++i)
@@ -374,7 +375,7 @@ hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t executable, cons
     struct hsasim_executable *e = (struct hsasim_executable *)(uintptr_t)executable.handle;
     if (!e || !name || !symbol)
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-    if (agent && hsasim_agent(*agent) != &hsasim_gpu)
+    if (agent && hsasim_agent(*agent) != e->gpu)
         return HSA_STATUS_ERROR_INVALID_AGENT;
     if (e->reader)
         check_buffer(e->reader);

@@ -47,12 +47,12 @@ static struct hsasim_block *take_block(const void *base)
     return NULL;
 }
 
-int hsasim_add_segment(void *base, size_t size)
+int hsasim_add_segment(void *base, size_t size, struct hsasim_agent *gpu)
 {
     struct hsasim_block *b = calloc(1, sizeof *b);
     if (!b)
         return -1;
-    *b = (struct hsasim_block){.base = base, .size = size, .gpu_access = true};
+    *b = (struct hsasim_block){.base = base, .size = size, .owner = gpu, .gpu_access = ~0u};
     add_block(b);
     return 0;
 }
@@ -77,8 +77,18 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
         return HSA_STATUS_ERROR_INVALID_ALLOCATION;
     if (hsasim_injected(DEVRT_HSASIM_ALLOCATION))
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    /*
+     * The control of the kernel argument alignment check ($DEVRT_HSASIM_PLANT=kernarg_skew):
+     * the kernel argument pool hands out memory 8 bytes past its granule, which no kernel's
+     * arguments may start at.
+     */
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    size_t skew = plant && !strcmp(plant, "kernarg_skew") &&
+                          pool->flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                      ? 8
+                      : 0;
     /* ROCr rounds every allocation up to the pool's granule (MemoryRegion::Allocate). */
-    size_t rounded = (size + 4095) / 4096 * 4096;
+    size_t rounded = (size + skew + 4095) / 4096 * 4096;
     char *base;
     if (rounded >= MAPPED_FROM) {
         base = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -96,8 +106,15 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     /* The size asked for, not the granule: fills and copies past it are the caller's bug. */
+    base += skew;
     *b = (struct hsasim_block){
-        .base = base, .size = size, .pool = pool, .gpu_access = pool->owner == &hsasim_gpu};
+        .base = base,
+        .skew = skew,
+        .size = size,
+        .pool = pool,
+        .owner = pool->owner,
+        .gpu_access = hsasim_is_gpu(pool->owner) ? 1u << pool->owner->gpu : 0,
+    };
     add_block(b);
     __atomic_add_fetch(&hsasim_counts.allocations, 1u, __ATOMIC_RELAXED);
     if (pool->owner == &hsasim_cpu1)
@@ -118,8 +135,9 @@ hsa_status_t hsa_amd_memory_pool_free(void *ptr)
             add_block(b);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    size_t rounded = (b->size + 4095) / 4096 * 4096;
-    rounded >= MAPPED_FROM ? (void)munmap(b->base, rounded) : free(b->base);
+    size_t rounded = (b->size + b->skew + 4095) / 4096 * 4096;
+    char *allocated = b->base - b->skew;
+    rounded >= MAPPED_FROM ? (void)munmap(allocated, rounded) : free(allocated);
     free(b);
     return HSA_STATUS_SUCCESS;
 }
@@ -145,8 +163,8 @@ hsa_status_t hsa_amd_agents_allow_access(uint32_t count, const hsa_agent_t *agen
         b && b->base == ptr && b->pool ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_ARGUMENT;
     if (status == HSA_STATUS_SUCCESS)
         for (uint32_t i = 0; i < count; ++i)
-            if (hsasim_agent(agents[i]) == &hsasim_gpu)
-                b->gpu_access = true;
+            if (hsasim_is_gpu(hsasim_agent(agents[i])))
+                b->gpu_access |= 1u << hsasim_agent(agents[i])->gpu;
     __atomic_add_fetch(&hsasim_counts.grants, 1u, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&hsasim_lock);
     return status;
@@ -165,8 +183,19 @@ hsa_status_t hsa_amd_memory_fill(void *ptr, uint32_t value, size_t count)
                    count);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    if (hsasim_gpu_evicted())
-        return HSA_STATUS_ERROR; /* the fill is a kernel on an evicted queue */
+    /*
+     * ROCr's fill is a blit kernel on the GPU's own queue, waited for with no timeout
+     * (GpuAgent::DmaFill, BlitKernel::SubmitLinearFillCommand): on an evicted GPU it never
+     * returns. The double ends the process there instead, saying so, so that a test fails at
+     * once rather than hanging.
+     */
+    /* The fill runs on the GPU that owns the memory, or the first for host memory. */
+    if (hsasim_gpu_evicted(hsasim_is_gpu(b->owner) ? b->owner : &hsasim_gpus[0])) {
+        hsasim_say("hsa_amd_memory_fill(%p, %zu words) on a GPU whose queues a memory fault "
+                   "evicted: ROCr's blit kernel would never run, and the fill never return",
+                   ptr, count);
+        abort();
+    }
     for (size_t i = 0; i < count; ++i)
         memcpy((char *)ptr + 4 * i, &value, 4);
     return HSA_STATUS_SUCCESS;
@@ -186,7 +215,7 @@ hsa_status_t hsa_amd_pointer_info(const void *ptr, hsa_amd_pointer_info_t *info,
     pthread_mutex_lock(&hsasim_lock);
     const struct hsasim_block *b = hsasim_find_block(ptr, 1);
     if (b) {
-        const struct hsasim_agent *owner = b->pool ? b->pool->owner : &hsasim_gpu;
+        const struct hsasim_agent *owner = b->owner;
         out.type = HSA_EXT_POINTER_TYPE_HSA;
         out.agentBaseAddress = b->base;
         out.hostBaseAddress = b->base;
@@ -210,12 +239,14 @@ struct copy {
     const void *src;
     size_t size;
     struct hsasim_signal *done;
-    uint64_t generation; /* the runtime's that posted it */
+    const struct hsasim_agent *gpu; /* whose copy engine runs it */
+    uint64_t generation;            /* the runtime's that posted it */
 };
 
+/* A copy engine per GPU, as each has SDMA engines of its own: one GPU's eviction stops only its. */
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t copy_posted = PTHREAD_COND_INITIALIZER;
-static struct copy *copies, **copies_end = &copies;
+static struct copy *copies[HSASIM_MAX_GPUS], **copies_end[HSASIM_MAX_GPUS];
 static pthread_once_t copy_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -232,22 +263,22 @@ __attribute__((no_sanitize("address"))) static void engine_copy(void *dst, const
         to[i] = from[i];
 }
 
-static void *copy_engine(void *unused)
+static void *copy_engine(void *arg)
 {
-    (void)unused;
+    unsigned g = ((const struct hsasim_agent *)arg)->gpu;
     for (;;) {
         pthread_mutex_lock(&copy_lock);
-        while (!copies)
+        while (!copies[g])
             pthread_cond_wait(&copy_posted, &copy_lock);
-        struct copy *c = copies;
-        copies = c->next;
-        if (!copies)
-            copies_end = &copies;
+        struct copy *c = copies[g];
+        copies[g] = c->next;
+        if (!copies[g])
+            copies_end[g] = &copies[g];
         pthread_mutex_unlock(&copy_lock);
         /* Never restored: amdkfd restores only queues it evicted for memory. A copy of a
            runtime shut down since is dropped with its queues. */
         struct timespec tick = {0, 10000000};
-        while (hsasim_gpu_evicted() && c->generation == hsasim_generation())
+        while (hsasim_gpu_evicted(c->gpu) && c->generation == hsasim_generation())
             nanosleep(&tick, NULL);
         if (c->generation == hsasim_generation()) {
             engine_copy(c->dst, c->src, c->size);
@@ -259,11 +290,14 @@ static void *copy_engine(void *unused)
     return NULL;
 }
 
-static void start_copy_engine(void)
+static void start_copy_engines(void)
 {
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, copy_engine, NULL) == 0)
-        pthread_detach(thread);
+    for (unsigned g = 0; g < HSASIM_MAX_GPUS; ++g) {
+        copies_end[g] = &copies[g];
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, copy_engine, &hsasim_gpus[g]) == 0)
+            pthread_detach(thread);
+    }
 }
 
 /* ROCr's hsa_amd_memory_async_copy: both ranges in allocations the runtime knows. */
@@ -287,13 +321,22 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
     struct copy *c = malloc(sizeof *c);
     if (!c)
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-    *c = (struct copy){
-        .dst = dst, .src = src, .size = size, .done = done, .generation = hsasim_generation()};
-    pthread_once(&copy_once, start_copy_engine);
+    /* The engine of the GPU the copy goes to or comes from. */
+    struct hsasim_agent *to = hsasim_agent(dst_agent), *from = hsasim_agent(src_agent);
+    const struct hsasim_agent *gpu = hsasim_is_gpu(to)     ? to
+                                     : hsasim_is_gpu(from) ? from
+                                                           : &hsasim_gpus[0];
+    *c = (struct copy){.dst = dst,
+                       .src = src,
+                       .size = size,
+                       .done = done,
+                       .gpu = gpu,
+                       .generation = hsasim_generation()};
+    pthread_once(&copy_once, start_copy_engines);
     pthread_mutex_lock(&copy_lock);
-    *copies_end = c;
-    copies_end = &c->next;
-    pthread_cond_signal(&copy_posted);
+    *copies_end[gpu->gpu] = c;
+    copies_end[gpu->gpu] = &c->next;
+    pthread_cond_broadcast(&copy_posted);
     pthread_mutex_unlock(&copy_lock);
     return HSA_STATUS_SUCCESS;
 }

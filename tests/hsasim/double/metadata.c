@@ -60,6 +60,11 @@ static int read_kernel(const msgpack_object *map, struct hsasim_kernel *kernels,
             k = &kernels[i];
     if (!k)
         return 0; /* described but not defined: nothing can dispatch it */
+    if (!number(field(map, ".kernarg_segment_align"), &k->kernarg_align) || k->kernarg_align == 0 ||
+        (k->kernarg_align & (k->kernarg_align - 1))) {
+        snprintf(why, why_size, "kernel %s: no .kernarg_segment_align, a power of two", name);
+        return -1;
+    }
     const msgpack_object *args = field(map, ".args");
     if (!args)
         return 0;

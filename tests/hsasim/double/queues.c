@@ -1,9 +1,14 @@
 /*
  * User-mode queues and their packet processor: a thread per queue that takes AQL packets
  * in order, once the doorbell names them and their header is valid, as the command
- * processor does. It runs one packet at a time, so every barrier bit holds; it takes a
- * packet's header with acquire and publishes its end with release through the completion
- * signal. A queue error, or the GPU's eviction after a memory fault, stops it for good.
+ * processor does. Each dispatch runs on a thread of its own: one without the barrier bit
+ * starts while the ones before it still run, as the command processor overlaps them, and
+ * one with the bit waits until every earlier dispatch of the queue has ended (the HSA
+ * specification's barrier bit; $DEVRT_HSASIM_PLANT=clear_barrier ignores the bit, as if
+ * the packets had none); a barrier-AND packet the processor completes itself, no wave
+ * needed. It takes a packet's header with acquire and publishes its end with
+ * release through the completion signal. A queue error, or the GPU's eviction after a
+ * memory fault, stops it for good.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +17,7 @@
 
 struct queue {
     hsa_queue_t queue; /* first: the handle devrt holds points at it */
+    struct hsasim_agent *gpu;
     uint64_t read_index, write_index;
     void (*callback)(hsa_status_t, hsa_queue_t *, void *);
     void *data;
@@ -19,6 +25,17 @@ struct queue {
     bool stop;   /* atomic: destroyed */
     bool cancel; /* atomic: the running kernel must stop (devrt_emu_grid's cancel) */
     bool joined; /* the processor has ended; by inactivate or destroy */
+    bool failed; /* atomic: a dispatch failed the queue, which takes nothing more */
+    pthread_mutex_t lock;
+    pthread_cond_t ended; /* a dispatch of the queue ended */
+    unsigned running;     /* dispatches started and not ended, under lock */
+    bool ignore_barriers; /* $DEVRT_HSASIM_PLANT=clear_barrier */
+};
+
+/* A dispatch of the queue, run by a thread of its own. */
+struct run {
+    struct queue *q;
+    hsa_kernel_dispatch_packet_t packet;
 };
 
 /* Stops the processor and what it runs, and waits for both: a queue unmapped by the kernel
@@ -51,7 +68,7 @@ static bool wait_packet(struct queue *q, uint64_t index, uint16_t *header)
         /* Pairs with the producer's release store of the header: the body is written. */
         *header = __atomic_load_n(&slot->header, __ATOMIC_ACQUIRE);
         bool rung = hsa_signal_load_scacquire(doorbell) >= (hsa_signal_value_t)index;
-        if (rung && header_type(*header) != HSA_PACKET_TYPE_INVALID && !hsasim_gpu_evicted())
+        if (rung && header_type(*header) != HSA_PACKET_TYPE_INVALID && !hsasim_gpu_evicted(q->gpu))
             return true;
         /* An evicted queue is never restored: amdkfd restores only queues it evicted itself
            for memory pressure (restore_process_queues_cpsch), not after a fault. */
@@ -61,23 +78,118 @@ static bool wait_packet(struct queue *q, uint64_t index, uint16_t *header)
     }
 }
 
-static void queue_error(struct queue *q, hsa_status_t status)
+/* ROCr's AqlQueue::DynamicQueueEventsHandler: the callback, and the queue left inactive. */
+static void fail_queue(struct queue *q, hsa_status_t status)
 {
     if (q->callback)
         q->callback(status, &q->queue, q->data);
-    /* ROCr's AqlQueue::DynamicQueueEventsHandler: the queue is left inactive. */
+    __atomic_store_n(&q->failed, true, __ATOMIC_RELEASE);
+    hsasim_signal_notify(hsasim_signal(q->queue.doorbell_signal));
+}
+
+/* The processor of a failed queue takes nothing more, until the queue is stopped. */
+static void stay_inactive(struct queue *q)
+{
     while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
         hsa_signal_wait_scacquire(q->queue.doorbell_signal, HSA_SIGNAL_CONDITION_LT, -1, 5000000,
                                   HSA_WAIT_STATE_BLOCKED);
 }
 
-static void *packet_processor(void *arg)
+/* Waits until every dispatch Q started has ended. */
+static void wait_idle(struct queue *q)
 {
-    struct queue *q = arg;
+    pthread_mutex_lock(&q->lock);
+    while (q->running > 0)
+        pthread_cond_wait(&q->ended, &q->lock);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void *run_dispatch(void *arg)
+{
+    struct run *r = arg;
+    struct queue *q = r->q;
+    hsa_status_t status = hsasim_dispatch(&r->packet, &q->cancel, q->gpu);
+    if (status != HSA_STATUS_SUCCESS) {
+        fail_queue(q, status);
+    } else if (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) && !hsasim_gpu_evicted(q->gpu)) {
+        /* A dispatch stopped by the queue's destruction, or preempted by the eviction of
+           the GPU's queues after a fault, never completes. */
+        __atomic_add_fetch(&hsasim_counts.dispatches, 1u, __ATOMIC_RELAXED);
+        if (r->packet.completion_signal.handle)
+            hsasim_signal_add(hsasim_signal(r->packet.completion_signal), -1);
+    }
+    free(r);
+    __atomic_sub_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&q->lock);
+    q->running--;
+    pthread_cond_broadcast(&q->ended);
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+/* Starts the dispatch PACKET on a thread of its own; false when there is none for it. */
+static bool start_dispatch(struct queue *q, const hsa_kernel_dispatch_packet_t *packet)
+{
+    struct run *r = malloc(sizeof *r);
+    if (!r)
+        return false;
+    *r = (struct run){.q = q, .packet = *packet};
+    pthread_mutex_lock(&q->lock);
+    q->running++;
+    pthread_mutex_unlock(&q->lock);
+    __atomic_add_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
+    pthread_attr_t detached;
+    pthread_attr_init(&detached);
+    pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
+    bool started = pthread_create(&(pthread_t){0}, &detached, run_dispatch, r) == 0;
+    pthread_attr_destroy(&detached);
+    if (!started) {
+        free(r);
+        __atomic_sub_fetch(&hsasim_counts.running, 1u, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&q->lock);
+        q->running--;
+        pthread_mutex_unlock(&q->lock);
+    }
+    return started;
+}
+
+/*
+ * A barrier-AND packet: the command processor waits until each dependency signal is 0 and
+ * then completes it, with no wave (the HSA specification's barrier-AND packet), however
+ * busy the GPU's compute units are. A queue evicted meanwhile completes nothing.
+ */
+static void run_barrier_and(struct queue *q, const hsa_barrier_and_packet_t *packet)
+{
+    for (size_t i = 0; i < sizeof packet->dep_signal / sizeof *packet->dep_signal; ++i)
+        while (packet->dep_signal[i].handle &&
+               hsa_signal_wait_scacquire(packet->dep_signal[i], HSA_SIGNAL_CONDITION_EQ, 0, 5000000,
+                                         HSA_WAIT_STATE_BLOCKED) != 0)
+            if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+                return;
+    if (hsasim_gpu_evicted(q->gpu))
+        return;
+    __atomic_add_fetch(&hsasim_counts.barriers, 1u, __ATOMIC_RELEASE);
+    if (packet->completion_signal.handle)
+        hsasim_signal_add(hsasim_signal(packet->completion_signal), -1);
+}
+
+static void process_packets(struct queue *q)
+{
     for (uint64_t index = 0;; ++index) {
         uint16_t header;
         if (!wait_packet(q, index, &header))
-            return NULL;
+            return;
+        if (header >> HSA_PACKET_HEADER_BARRIER & 1 && !q->ignore_barriers) {
+            pthread_mutex_lock(&q->lock);
+            if (q->running > 0)
+                __atomic_add_fetch(&hsasim_counts.barrier_holds, 1u, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&q->lock);
+            wait_idle(q);
+        }
+        if (__atomic_load_n(&q->failed, __ATOMIC_ACQUIRE)) {
+            stay_inactive(q);
+            return;
+        }
         hsa_kernel_dispatch_packet_t *slot =
             (hsa_kernel_dispatch_packet_t *)q->queue.base_address + (index & (q->queue.size - 1));
         hsa_kernel_dispatch_packet_t packet;
@@ -89,31 +201,38 @@ static void *packet_processor(void *arg)
                          __ATOMIC_RELAXED);
         __atomic_store_n(&q->read_index, index + 1, __ATOMIC_RELEASE);
         __atomic_add_fetch(&hsasim_counts.taken, 1u, __ATOMIC_RELAXED);
+        if (header_type(header) == HSA_PACKET_TYPE_BARRIER_AND) {
+            hsa_barrier_and_packet_t barrier;
+            memcpy(&barrier, &packet, sizeof barrier);
+            run_barrier_and(q, &barrier);
+            continue;
+        }
         if (header_type(header) != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
             hsasim_say("packet %llu: type %u, which devrt never sends", (unsigned long long)index,
                        header_type(header));
-            queue_error(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
-            return NULL;
+            fail_queue(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+            stay_inactive(q);
+            return;
         }
         if (hsasim_injected(DEVRT_HSASIM_MEMORY_FAULT)) {
-            hsasim_memory_fault(0xdead0000ull);
+            hsasim_memory_fault(q->gpu, 0xdead0000ull);
             continue; /* evicted: wait_packet takes nothing more */
         }
-        if (hsasim_injected(DEVRT_HSASIM_QUEUE_ERROR)) {
-            queue_error(q, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
-            return NULL;
+        if (hsasim_injected(DEVRT_HSASIM_QUEUE_ERROR) || !start_dispatch(q, &packet)) {
+            fail_queue(q, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
+            stay_inactive(q);
+            return;
         }
-        hsa_status_t status = hsasim_dispatch(&packet, &q->cancel);
-        if (status != HSA_STATUS_SUCCESS) {
-            queue_error(q, status);
-            return NULL;
-        }
-        if (__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
-            return NULL; /* stopped by the queue's destruction: it never completes */
-        __atomic_add_fetch(&hsasim_counts.dispatches, 1u, __ATOMIC_RELAXED);
-        if (packet.completion_signal.handle)
-            hsasim_signal_add(hsasim_signal(packet.completion_signal), -1);
     }
+}
+
+/* Takes the packets; returns once the queue stopped and every dispatch it started ended. */
+static void *packet_processor(void *arg)
+{
+    struct queue *q = arg;
+    process_packets(q);
+    wait_idle(q);
+    return NULL;
 }
 
 hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
@@ -123,7 +242,8 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
 {
     (void)private_segment_size;
     (void)group_segment_size;
-    if (hsasim_agent(agent) != &hsasim_gpu)
+    struct hsasim_agent *gpu = hsasim_agent(agent);
+    if (!hsasim_is_gpu(gpu))
         return HSA_STATUS_ERROR_INVALID_AGENT;
     if (!out || size < 2 || (size & (size - 1)) || size > 131072 ||
         (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE))
@@ -144,8 +264,13 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
     q->queue.base_address = packets;
     q->queue.size = size;
     q->queue.id = (uint64_t)(uintptr_t)q;
+    q->gpu = gpu;
     q->callback = callback;
     q->data = data;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->ended, NULL);
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    q->ignore_barriers = plant && !strcmp(plant, "clear_barrier");
     if (hsa_signal_create(-1, 0, NULL, &q->queue.doorbell_signal) != HSA_STATUS_SUCCESS ||
         pthread_create(&q->thread, NULL, packet_processor, q) != 0) {
         if (q->queue.doorbell_signal.handle)
@@ -154,6 +279,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
         free(q);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
+    __atomic_add_fetch(&hsasim_counts.queues, 1u, __ATOMIC_RELEASE);
     *out = &q->queue;
     return HSA_STATUS_SUCCESS;
 }
@@ -178,8 +304,11 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
     struct queue *q = (struct queue *)queue;
     stop_processor(q);
     hsa_signal_destroy(q->queue.doorbell_signal);
+    pthread_cond_destroy(&q->ended);
+    pthread_mutex_destroy(&q->lock);
     free(q->queue.base_address);
     free(q);
+    __atomic_sub_fetch(&hsasim_counts.queues, 1u, __ATOMIC_RELEASE);
     return HSA_STATUS_SUCCESS;
 }
 
