@@ -691,6 +691,68 @@ static void test_second_gpu_load(void)
     devrt_device_close(first);
 }
 
+/*
+ * A fault while a kernel holds a port with its line half sent (CONTROL: no fault): the launch
+ * is lost, the kernel's waves are preempted where they are (the double stops its lanes, as the
+ * eviction does), the close returns, and the half line is not written as if it were whole.
+ * Without the fault the line comes whole once the kernel is released.
+ */
+static void test_fault_holding_port(bool control)
+{
+    devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
+    struct harness_sink sink = {0};
+    devrt_module_set_output_callback(module, harness_sink_append, &sink);
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[2])};
+    uint64_t id = 0;
+    CHECK(devrt_launch_async(module, "spin_holding_port", &config, args, 2, NULL, &id) ==
+              DEVRT_SUCCESS,
+          "the launch: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 1, "the kernel did not take its port");
+    if (control)
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+    else
+        fault_at(0, (uint64_t)(uintptr_t)&words[2]);
+    struct devrt_launch_report report;
+    int status = devrt_launch_wait(device, id, &report);
+    printf("the kernel holding a port: %s: %s\n", devrt_status_string(status), report.text);
+    if (!control) {
+        CHECK(status == DEVRT_ERROR_DEVICE_LOST &&
+                  strstr(report.text, "kernel spin_holding_port (launch"),
+              "the launch: %s: %s", devrt_status_string(status), report.text);
+        WAIT_FOR(count("running") == 0, "the evicted kernel's lanes did not stop");
+    }
+    devrt_module_unload(module);
+    module = NULL;
+    devrt_device_close(device);
+    device = NULL;
+    printf("output: [%s]\n", sink.data ? sink.data : "");
+    bool whole = sink.data && strstr(sink.data, "and the rest after it: lane 0\n");
+    if (control)
+        CHECK(status == DEVRT_SUCCESS && whole, "the launch: %s; the line %s",
+              devrt_status_string(status), whole ? "whole" : "not whole");
+    else
+        CHECK(!whole, "the half-sent line was written whole: %s", sink.data);
+    free(sink.data);
+}
+
+/*
+ * Host memory comes from ROCr's plain fine-grained pool and kernel arguments from its kernel
+ * argument pool, where only the ring of kernel arguments is allocated. Its control lists
+ * ROCm 5's pools ($DEVRT_HSASIM_PLANT=rocm5_pools), whose one fine-grained pool is the kernel
+ * argument pool: devrt takes its host memory there too, and the kernel still runs.
+ */
+static void test_pools(void)
+{
+    check_usable("the open");
+    uint64_t in_kernarg = count("kernarg_allocations");
+    printf("%" PRIu64 " allocations in the kernel argument pool\n", in_kernarg);
+    CHECK(in_kernarg == 1,
+          "%" PRIu64 " allocations in the kernel argument pool, expected 1 (the ring)", in_kernarg);
+}
+
 /* Releases the spin on the words it reads once N probe packets completed. */
 static void *release_after_probes(void *n)
 {
@@ -799,7 +861,10 @@ int main(int argc, char **argv)
                                         "retired_queues",
                                         "second_gpu_fault",
                                         "second_gpu_fault_control",
-                                        "second_gpu_load"};
+                                        "second_gpu_load",
+                                        "fault_holding_port",
+                                        "fault_holding_port_control",
+                                        "pools"};
     size_t known = 0;
     while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
         ++known;
@@ -849,6 +914,10 @@ int main(int argc, char **argv)
         test_stream_order();
     else if (!strncmp(test, "fault_in_flight", 15))
         test_fault_in_flight(control);
+    else if (!strcmp(test, "pools"))
+        test_pools();
+    else if (!strncmp(test, "fault_holding_port", 18))
+        test_fault_holding_port(control);
     else if (!strcmp(test, "second_gpu_load"))
         test_second_gpu_load();
     else if (!strncmp(test, "second_gpu_fault", 16))

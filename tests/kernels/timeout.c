@@ -49,6 +49,25 @@ DEVRT_KERNEL1(mark, uint32_t *, marked)
 }
 
 /*
+ * Begins a line longer than one packet, so that its port is taken and the first packet sent,
+ * counts itself in *printed, then spins until released and ends the line: a kernel that a
+ * fault catches holding a port with its output half sent.
+ */
+DEVRT_KERNEL2(spin_holding_port, uint32_t *, release, uint32_t *, printed)
+{
+    struct devrt_printf_state state = {0};
+    struct devrt_printf_state *held = devrt_printf_begin(
+        &state, devrt_printf_output_context(),
+        "a line longer than one packet, whose first packet is sent before the spin and the "
+        "rest after it: lane %u\n");
+    held = devrt_printf_append_u64(held, devrt_global_id(DEVRT_X));
+    __atomic_fetch_add(printed, 1u, __ATOMIC_RELAXED);
+    while (!__atomic_load_n(release, __ATOMIC_RELAXED))
+        ;
+    devrt_printf_end(held);
+}
+
+/*
  * Counts itself in *started, then executes the target's trap instruction (s_trap on AMD
  * GPUs, trap on NVIDIA's): the runtime's own report of a kernel that aborts. Launched only on
  * GPUs: on the emulation the trap is the process's own.

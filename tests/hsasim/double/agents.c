@@ -24,26 +24,33 @@ unsigned hsasim_gpu_count = 1;
 
 /*
  * Pools in ROCr's order (ROCr's GpuAgent::InitRegionList and CpuAgent::InitRegionList):
- * the GPU's coarse-grained memory, then its LDS; the CPU's fine-grained system memory,
- * which is also the kernel argument pool, then its coarse-grained system memory.
+ * the GPU's coarse-grained memory, then its LDS; the CPU's fine-grained system memory, its
+ * extended-scope fine-grained memory, the kernel argument pool (fine-grained too), then its
+ * coarse-grained system memory. ROCm 5's runtime listed only the last two
+ * ($DEVRT_HSASIM_PLANT=rocm5_pools): the kernel argument pool was its one fine-grained pool.
  */
+/* ROCm 6's hsa_ext_amd.h flag, which the headers devrt builds against may lack. */
+#define EXTENDED_SCOPE_FINE_GRAINED 8u
 #define GIB (1ull << 30)
 #define GPU_POOLS(agent)                                                                           \
     {                                                                                              \
         {&agent, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, 64 * GIB, \
-         true},                                                                                    \
-        {&agent, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false},                                       \
+         true, false},                                                                             \
+        {&agent, HSA_AMD_SEGMENT_GROUP, 0, 64 << 10, false, false},                                \
     }
 static struct hsasim_pool gpu_pools[HSASIM_MAX_GPUS][2] = {GPU_POOLS(hsasim_gpus[0]),
                                                            GPU_POOLS(hsasim_gpus[1])};
 #define CPU_POOLS(agent)                                                                           \
     {                                                                                              \
+        {&agent, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED, 256 * GIB,  \
+         true, true},                                                                              \
+        {&agent, HSA_AMD_SEGMENT_GLOBAL, EXTENDED_SCOPE_FINE_GRAINED, 256 * GIB, true, true},      \
         {&agent, HSA_AMD_SEGMENT_GLOBAL,                                                           \
          HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED |                                            \
              HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,                                         \
-         256 * GIB, true},                                                                         \
+         256 * GIB, true, false},                                                                  \
         {&agent, HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,           \
-         256 * GIB, true},                                                                         \
+         256 * GIB, true, false},                                                                  \
     }
 static struct hsasim_pool cpu_pools[] = CPU_POOLS(hsasim_cpu);
 static struct hsasim_pool cpu1_pools[] = CPU_POOLS(hsasim_cpu1);
@@ -298,7 +305,11 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(
                                                         : cpu_pools;
     size_t count = hsasim_is_gpu(agent) ? sizeof gpu_pools[0] / sizeof *gpu_pools[0]
                                         : sizeof cpu_pools / sizeof *cpu_pools;
+    const char *plant = getenv("DEVRT_HSASIM_PLANT");
+    bool rocm5 = plant && !strcmp(plant, "rocm5_pools");
     for (size_t i = 0; i < count; ++i) {
+        if (rocm5 && pools[i].since_rocm6)
+            continue;
         hsa_status_t status =
             callback((hsa_amd_memory_pool_t){(uint64_t)(uintptr_t)&pools[i]}, data);
         if (status != HSA_STATUS_SUCCESS)
@@ -420,6 +431,7 @@ bool hsasim_gpu_evicted(const struct hsasim_agent *gpu)
 void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address)
 {
     __atomic_store_n(&gpu->evicted, true, __ATOMIC_RELEASE);
+    hsasim_preempt_queues(gpu);
     pthread_mutex_lock(&hsasim_lock);
     bool reported = faults_reported;
     __typeof__(handlers) called;

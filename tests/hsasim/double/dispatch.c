@@ -213,6 +213,8 @@ __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *w
         return __atomic_load_n(&hsasim_counts.running, __ATOMIC_ACQUIRE);
     if (!strcmp(what, "barriers"))
         return __atomic_load_n(&hsasim_counts.barriers, __ATOMIC_ACQUIRE);
+    if (!strcmp(what, "kernarg_allocations"))
+        return __atomic_load_n(&hsasim_counts.kernarg_allocations, __ATOMIC_RELAXED);
     if (!strcmp(what, "node1_allocations"))
         return __atomic_load_n(&hsasim_counts.node1_allocations, __ATOMIC_RELAXED);
     /* Packets reserved and not yet taken: queued behind the one a processor runs. */

@@ -45,6 +45,7 @@ struct hsasim_pool {
     uint32_t flags; /* hsa_amd_memory_pool_global_flag_t */
     size_t size;
     bool alloc_allowed;
+    bool since_rocm6; /* not listed by ROCm 5's runtime ($DEVRT_HSASIM_PLANT=rocm5_pools) */
 };
 
 /* The pool a handle names, or NULL. */
@@ -96,6 +97,8 @@ bool hsasim_injected(enum devrt_hsasim_fault kind);
  * calls the system event handlers, aborting the process when none claims the fault.
  */
 void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address);
+/* Stops the lanes of every dispatch running on GPU: its evicted queues' waves are preempted. */
+void hsasim_preempt_queues(const struct hsasim_agent *gpu);
 
 /* A kernel of a loaded code object: what its kernel object (the descriptor's address) is. */
 struct hsasim_kernel {
@@ -131,15 +134,16 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *packet, const b
 
 /* What the double counted, for devrt_hsasim_count. */
 struct hsasim_counts {
-    uint64_t dispatches;        /* kernels run to their end */
-    uint64_t grants;            /* calls of hsa_amd_agents_allow_access */
-    uint64_t allocations;       /* calls of hsa_amd_memory_pool_allocate that succeeded */
-    uint64_t node1_allocations; /* of them, in the pools of node 1's CPU */
-    uint64_t reserved, taken;   /* packet slots reserved by producers, taken by processors */
-    uint64_t queues;            /* queues created and not destroyed (an inactive one counts) */
-    uint64_t barrier_holds;     /* packets whose barrier bit held them behind a running one */
-    uint64_t barriers;          /* barrier-AND packets completed */
-    uint64_t running;           /* dispatches started whose lanes have not all ended */
+    uint64_t dispatches;          /* kernels run to their end */
+    uint64_t grants;              /* calls of hsa_amd_agents_allow_access */
+    uint64_t allocations;         /* calls of hsa_amd_memory_pool_allocate that succeeded */
+    uint64_t node1_allocations;   /* of them, in the pools of node 1's CPU */
+    uint64_t kernarg_allocations; /* of them, in a kernel argument pool */
+    uint64_t reserved, taken;     /* packet slots reserved by producers, taken by processors */
+    uint64_t queues;              /* queues created and not destroyed (an inactive one counts) */
+    uint64_t barrier_holds;       /* packets whose barrier bit held them behind a running one */
+    uint64_t barriers;            /* barrier-AND packets completed */
+    uint64_t running;             /* dispatches started whose lanes have not all ended */
 };
 extern struct hsasim_counts hsasim_counts;
 

@@ -38,7 +38,8 @@ typedef void devrt_hsasim_fault_at_fn(unsigned gpu, uint64_t address);
    "barrier_holds" (packets a barrier bit held behind a running dispatch),
    "barriers" (barrier-AND packets completed), "running" (dispatches whose lanes run),
    "dispatches" run to their end, "grants" of access, "allocations" made,
-   "node1_allocations" of them in the pools of NUMA node 1's CPU ($DEVRT_HSASIM_NEAREST_CPU). */
+   "node1_allocations" of them in the pools of NUMA node 1's CPU ($DEVRT_HSASIM_NEAREST_CPU),
+   "kernarg_allocations" of them in a kernel argument pool. */
 typedef uint64_t devrt_hsasim_count_fn(const char *what);
 #define DEVRT_HSASIM_COUNT "devrt_hsasim_count"
 

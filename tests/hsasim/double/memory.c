@@ -119,6 +119,8 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
     __atomic_add_fetch(&hsasim_counts.allocations, 1u, __ATOMIC_RELAXED);
     if (pool->owner == &hsasim_cpu1)
         __atomic_add_fetch(&hsasim_counts.node1_allocations, 1u, __ATOMIC_RELAXED);
+    if (pool->flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT)
+        __atomic_add_fetch(&hsasim_counts.kernarg_allocations, 1u, __ATOMIC_RELAXED);
     *ptr = base;
     return HSA_STATUS_SUCCESS;
 }

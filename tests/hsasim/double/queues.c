@@ -16,7 +16,8 @@
 #include "hsasim.h"
 
 struct queue {
-    hsa_queue_t queue; /* first: the handle devrt holds points at it */
+    hsa_queue_t queue;  /* first: the handle devrt holds points at it */
+    struct queue *next; /* among the live queues, under queues_lock */
     struct hsasim_agent *gpu;
     uint64_t read_index, write_index;
     void (*callback)(hsa_status_t, hsa_queue_t *, void *);
@@ -31,6 +32,24 @@ struct queue {
     unsigned running;     /* dispatches started and not ended, under lock */
     bool ignore_barriers; /* $DEVRT_HSASIM_PLANT=clear_barrier */
 };
+
+/* The live queues, for the eviction that preempts a GPU's (hsasim_preempt_queues). */
+static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct queue *queues;
+
+/*
+ * A memory fault's eviction unmaps every queue of the process on the GPU, which preempts
+ * their waves (amdkfd's evict_process_queues_cpsch): the lanes of what runs there stop, as
+ * at a queue's destruction, wherever they are (holding a port, a line half sent).
+ */
+void hsasim_preempt_queues(const struct hsasim_agent *gpu)
+{
+    pthread_mutex_lock(&queues_lock);
+    for (struct queue *q = queues; q; q = q->next)
+        if (q->gpu == gpu)
+            __atomic_store_n(&q->cancel, true, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&queues_lock);
+}
 
 /* A dispatch of the queue, run by a thread of its own. */
 struct run {
@@ -279,6 +298,10 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
         free(q);
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     }
+    pthread_mutex_lock(&queues_lock);
+    q->next = queues;
+    queues = q;
+    pthread_mutex_unlock(&queues_lock);
     __atomic_add_fetch(&hsasim_counts.queues, 1u, __ATOMIC_RELEASE);
     *out = &q->queue;
     return HSA_STATUS_SUCCESS;
@@ -302,6 +325,13 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
     if (!queue)
         return HSA_STATUS_ERROR_INVALID_QUEUE;
     struct queue *q = (struct queue *)queue;
+    pthread_mutex_lock(&queues_lock);
+    for (struct queue **link = &queues; *link; link = &(*link)->next)
+        if (*link == q) {
+            *link = q->next;
+            break;
+        }
+    pthread_mutex_unlock(&queues_lock);
     stop_processor(q);
     hsa_signal_destroy(q->queue.doorbell_signal);
     pthread_cond_destroy(&q->ended);
