@@ -50,6 +50,23 @@ static void check_lost(int status, const char *call)
               devrt_status_string(status));
 }
 
+/* Opens device 0, loads IMAGE and allocates a word, zeroed; 0 or the exit status. */
+static int open_with_word(enum devrt_backend backend, const char *image, devrt_device **device,
+                          devrt_module **module, uint32_t **word)
+{
+    int opened = harness_open(backend, NULL, image, device, module);
+    if (opened)
+        return opened;
+    *word = devrt_mem_alloc(*device, sizeof **word);
+    CHECK(*word, "a word: %s", devrt_last_error());
+    if (!*word) {
+        devrt_device_close(*device);
+        return 1;
+    }
+    **word = 0;
+    return 0;
+}
+
 /* Opens GPU INDEX and loads IMAGE; 77 when there is no such GPU, 1 on another failure. */
 static int open_gpu(enum devrt_backend backend, int index, const char *image, devrt_device **device,
                     devrt_module **module)
@@ -106,14 +123,10 @@ static int trap(enum devrt_backend backend, const char *image)
 {
     devrt_device *device;
     devrt_module *module;
-    int opened = harness_open(backend, NULL, image, &device, &module);
+    uint32_t *word;
+    int opened = open_with_word(backend, image, &device, &module, &word);
     if (opened)
         return opened;
-    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
-    CHECK(word, "a word: %s", devrt_last_error());
-    if (!word)
-        return 1;
-    *word = 0;
     struct devrt_arg args[] = {DEVRT_ARG_PTR(word)};
     struct devrt_launch_report report = {0};
     uint64_t id = 0;
@@ -152,14 +165,10 @@ int main(int argc, char **argv)
         return trap(backend, argv[1]);
     devrt_device *device;
     devrt_module *module;
-    int opened = harness_open(backend, NULL, argv[1], &device, &module);
+    uint32_t *word;
+    int opened = open_with_word(backend, argv[1], &device, &module, &word);
     if (opened)
         return opened;
-    uint32_t *word = devrt_mem_alloc(device, sizeof *word);
-    CHECK(word, "a word: %s", devrt_last_error());
-    if (!word)
-        return 1;
-    *word = 0;
 
     /* An address no allocation is at: the store faults. */
     uint32_t *target = fault ? (uint32_t *)(uintptr_t)0x8 : word;

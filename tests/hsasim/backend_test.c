@@ -833,41 +833,59 @@ static void test_second_gpu_fault(bool control)
         devrt_device_close(again);
 }
 
+/* An allocation, then a grant of access, refused by the runtime. */
+static void test_allocation_refused(void)
+{
+    test_allocation(DEVRT_HSASIM_ALLOCATION);
+}
+
+static void test_access_refused(void)
+{
+    test_allocation(DEVRT_HSASIM_ACCESS);
+}
+
+/* Each test: without a control (plain), or with one, NAME_control (checked). */
+static const struct {
+    const char *name;
+    void (*plain)(void);
+    void (*checked)(bool control);
+} tests[] = {
+    {"memory_fault", NULL, test_memory_fault},
+    {"queue_error", NULL, test_queue_error},
+    {"dropped_interrupts", NULL, test_dropped_interrupts},
+    {"loader", test_loader, NULL},
+    {"kernarg_overflow", test_kernarg_overflow, NULL},
+    {"open_failures", test_open_failures, NULL},
+    {"allocation", test_allocation_refused, NULL},
+    {"access", test_access_refused, NULL},
+    {"kernarg_grants", NULL, test_kernarg_grants},
+    {"unload_runaway", test_unload_runaway, NULL},
+    {"launch_lock", test_launch_lock, NULL},
+    {"nearest_cpu", test_nearest_cpu, NULL},
+    {"nearest_cpu_control", test_nearest_cpu, NULL},
+    {"foreign_fault", NULL, test_foreign_fault},
+    {"two_handlers", test_two_handlers, NULL},
+    {"fault_in_flight", NULL, test_fault_in_flight},
+    {"stream_order", test_stream_order, NULL},
+    {"retired_queues", test_retired_queues, NULL},
+    {"second_gpu_fault", NULL, test_second_gpu_fault},
+    {"second_gpu_load", test_second_gpu_load, NULL},
+    {"fault_holding_port", NULL, test_fault_holding_port},
+    {"pools", test_pools, NULL},
+};
+
 int main(int argc, char **argv)
 {
-    static const char *const tests[] = {"memory_fault",
-                                        "memory_fault_control",
-                                        "queue_error",
-                                        "queue_error_control",
-                                        "dropped_interrupts",
-                                        "dropped_interrupts_control",
-                                        "loader",
-                                        "kernarg_overflow",
-                                        "open_failures",
-                                        "allocation",
-                                        "access",
-                                        "kernarg_grants",
-                                        "kernarg_grants_control",
-                                        "unload_runaway",
-                                        "launch_lock",
-                                        "nearest_cpu",
-                                        "nearest_cpu_control",
-                                        "foreign_fault",
-                                        "foreign_fault_control",
-                                        "two_handlers",
-                                        "fault_in_flight",
-                                        "fault_in_flight_control",
-                                        "stream_order",
-                                        "retired_queues",
-                                        "second_gpu_fault",
-                                        "second_gpu_fault_control",
-                                        "second_gpu_load",
-                                        "fault_holding_port",
-                                        "fault_holding_port_control",
-                                        "pools"};
-    size_t known = 0;
-    while (argc == 3 && known < sizeof tests / sizeof *tests && strcmp(argv[2], tests[known]))
-        ++known;
+    size_t known = 0, length = 0;
+    bool control = false;
+    for (; argc == 3 && known < sizeof tests / sizeof *tests; ++known) {
+        length = strlen(tests[known].name);
+        if (strncmp(argv[2], tests[known].name, length))
+            continue;
+        control = !strcmp(argv[2] + length, "_control") && tests[known].checked;
+        if (!argv[2][length] || control)
+            break;
+    }
     if (argc != 3 || known == sizeof tests / sizeof *tests) {
         fprintf(stderr, "usage: backend_test IMAGE TEST (tests: memory_fault, queue_error, ...)\n");
         return 2;
@@ -879,49 +897,10 @@ int main(int argc, char **argv)
     int exit_code = open_device(0);
     if (exit_code)
         return exit_code == HARNESS_SKIP ? 1 : exit_code; /* the double is always there */
-    bool control = strstr(test, "_control") != NULL;
-    if (!strncmp(test, "memory_fault", 12))
-        test_memory_fault(control);
-    else if (!strncmp(test, "queue_error", 11))
-        test_queue_error(control);
-    else if (!strncmp(test, "dropped_interrupts", 18))
-        test_dropped_interrupts(control);
-    else if (!strcmp(test, "loader"))
-        test_loader();
-    else if (!strcmp(test, "allocation"))
-        test_allocation(DEVRT_HSASIM_ALLOCATION);
-    else if (!strcmp(test, "access"))
-        test_allocation(DEVRT_HSASIM_ACCESS);
-    else if (!strncmp(test, "kernarg_grants", 14))
-        test_kernarg_grants(control);
-    else if (!strcmp(test, "kernarg_overflow"))
-        test_kernarg_overflow();
-    else if (!strcmp(test, "open_failures"))
-        test_open_failures();
-    else if (!strcmp(test, "unload_runaway"))
-        test_unload_runaway();
-    else if (!strcmp(test, "launch_lock"))
-        test_launch_lock();
-    else if (!strncmp(test, "nearest_cpu", 11))
-        test_nearest_cpu();
-    else if (!strncmp(test, "foreign_fault", 13))
-        test_foreign_fault(control);
-    else if (!strcmp(test, "two_handlers"))
-        test_two_handlers();
-    else if (!strcmp(test, "retired_queues"))
-        test_retired_queues();
-    else if (!strcmp(test, "stream_order"))
-        test_stream_order();
-    else if (!strncmp(test, "fault_in_flight", 15))
-        test_fault_in_flight(control);
-    else if (!strcmp(test, "pools"))
-        test_pools();
-    else if (!strncmp(test, "fault_holding_port", 18))
-        test_fault_holding_port(control);
-    else if (!strcmp(test, "second_gpu_load"))
-        test_second_gpu_load();
-    else if (!strncmp(test, "second_gpu_fault", 16))
-        test_second_gpu_fault(control);
+    if (tests[known].plain)
+        tests[known].plain();
+    else
+        tests[known].checked(control);
     if (device) {
         if (module)
             devrt_module_unload(module);
