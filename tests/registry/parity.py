@@ -10,7 +10,8 @@ Tests only the host can run are named unit.*, not emu.*. A test that only some b
 can run carries the label only-gpu (hardware and nvptx: a GPU fault, which on the
 emulation would be the process's own), only-nvptx (the CUDA driver's own behaviour) or
 only-kinds (which parameters are pointers, which PTX does not say) or only-trace (the
-trace's tests, on the emulation and the doubles), and is compared among
+trace's tests, on the emulation and the doubles) or only-two-gpus (hsasim32, whose double
+lists two GPU agents), and is compared among
 those backends alone. Exit codes: 0 the same, 1 they differ (each difference named), 2 the
 list could not be read.
 """
@@ -24,6 +25,7 @@ BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32", "hip",
 # The backends that a test with one of these labels is registered for.
 ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",),
         "only-hsasim": ("hsasim", "hsasim32"), "only-hipfake": ("hipfake",),
+        "only-two-gpus": ("hsasim32",),
         "only-kinds": tuple(b for b in BACKENDS if b != "nvptx"),
         # The trace's events against what devrt-run printed, where CI runs them; a GPU's
         # run of the same is not registered yet.
