@@ -129,6 +129,18 @@ static void register_own_handler(void)
     CHECK(add(own_handler, NULL) == HSA_STATUS_SUCCESS, "the test's handler was refused");
 }
 
+/* Launches the spin, held, and waits until each of its lanes has printed; its launch id. */
+static uint64_t start_spin(void)
+{
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
+    uint64_t id = 0;
+    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
+    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
+             "the spin's lanes did not all print");
+    return id;
+}
+
 /*
  * Releases the spin and waits until its lanes have ended: a launch lost to a fault leaves
  * them running in the double, and an unload before they end is a fault of its own.
@@ -637,12 +649,7 @@ static void test_fault_in_flight(bool control)
     devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
     char *theirs = foreign_allocation(4096);
     uint64_t address = control ? (uint64_t)(uintptr_t)&words[2] : (uint64_t)(uintptr_t)theirs + 64;
-    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
-    __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
-    uint64_t id = 0;
-    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
-    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
-             "the spin's lanes did not all print");
+    uint64_t id = start_spin();
     fault_at(0, address);
     printf("the fault at 0x%" PRIx64 " was claimed\n", address);
     CHECK(control, "devrt claimed a fault at another user's allocation (0x%" PRIx64 ")", address);
@@ -664,11 +671,7 @@ static void test_second_gpu_load(void)
     devrt_hsasim_fault_at_fn *fault_at = double_function(DEVRT_HSASIM_FAULT_AT);
     devrt_device *first = device;
     devrt_module *first_module = module;
-    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
-    uint64_t id = 0;
-    CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
-    WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
-             "the spin's lanes did not all print");
+    uint64_t id = start_spin();
     fault_at(0, (uint64_t)(uintptr_t)&words[2]);
     CHECK(devrt_launch_wait(device, id, NULL) == DEVRT_ERROR_DEVICE_LOST, "the spin on GPU 0");
     release_spin();
@@ -784,12 +787,7 @@ static void test_second_gpu_fault(bool control)
                 return;
             }
         }
-        __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
-        __atomic_store_n(&words[2], 0u, __ATOMIC_RELEASE);
-        uint64_t id = 0;
-        CHECK(launch_spin(0, NULL, &id) == DEVRT_SUCCESS, "the spin: %s", devrt_last_error());
-        WAIT_FOR(__atomic_load_n(&words[2], __ATOMIC_ACQUIRE) == 4,
-                 "the spin's lanes did not all print");
+        uint64_t id = start_spin();
         pthread_t releaser;
         bool releasing = gpu == 1 && control;
         if (releasing)
