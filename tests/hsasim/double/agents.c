@@ -95,6 +95,12 @@ bool hsasim_injected(enum devrt_hsasim_fault kind)
     return now;
 }
 
+bool hsasim_planted(const char *plant)
+{
+    const char *planted = getenv("DEVRT_HSASIM_PLANT");
+    return planted && !strcmp(planted, plant);
+}
+
 /* $DEVRT_HSASIM_INJECT: "KIND:N", for programs that do not call the double themselves. */
 static void inject_from_environment(void)
 {
@@ -305,8 +311,7 @@ hsa_status_t hsa_amd_agent_iterate_memory_pools(
                                                         : cpu_pools;
     size_t count = hsasim_is_gpu(agent) ? sizeof gpu_pools[0] / sizeof *gpu_pools[0]
                                         : sizeof cpu_pools / sizeof *cpu_pools;
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
-    bool rocm5 = plant && !strcmp(plant, "rocm5_pools");
+    bool rocm5 = hsasim_planted("rocm5_pools");
     for (size_t i = 0; i < count; ++i) {
         if (rocm5 && pools[i].since_rocm6)
             continue;
@@ -396,8 +401,7 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t handle,
 hsa_status_t hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t callback,
                                                    void *data)
 {
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
-    bool one = plant && !strcmp(plant, "one_handler");
+    bool one = hsasim_planted("one_handler");
     pthread_mutex_lock(&hsasim_lock);
     hsa_status_t status = HSA_STATUS_SUCCESS;
     if (one && handler_count > 0)

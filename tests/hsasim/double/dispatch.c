@@ -122,15 +122,14 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
     }
     /* The control of the check that follows the run ($DEVRT_HSASIM_PLANT=kernarg_reuse): the
        arguments change under the running kernel, as when a later launch took their memory. */
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
-    if (!wrong && plant && !strcmp(plant, "kernarg_reuse") && k->kernarg_size)
+    if (!wrong && hsasim_planted("kernarg_reuse") && k->kernarg_size)
         ((unsigned char *)p->kernarg_address)[0] ^= 0xff;
     /*
      * The control of the hsasim tests ($DEVRT_HSASIM_PLANT=kernarg_swap): the kernel reads
      * its first two argument words swapped, as a dispatch that wrote them at wrong offsets
      * would make it; the tests must then fail.
      */
-    if (!wrong && plant && !strcmp(plant, "kernarg_swap") && k->kernarg_size >= 16) {
+    if (!wrong && hsasim_planted("kernarg_swap") && k->kernarg_size >= 16) {
         unsigned char first[8];
         memcpy(first, kernarg, 8);
         memmove(kernarg, kernarg + 8, 8);
@@ -199,24 +198,23 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
 
 __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *what)
 {
-    if (!strcmp(what, "dispatches"))
-        return __atomic_load_n(&hsasim_counts.dispatches, __ATOMIC_RELAXED);
-    if (!strcmp(what, "grants"))
-        return __atomic_load_n(&hsasim_counts.grants, __ATOMIC_RELAXED);
-    if (!strcmp(what, "allocations"))
-        return __atomic_load_n(&hsasim_counts.allocations, __ATOMIC_RELAXED);
-    if (!strcmp(what, "queues"))
-        return __atomic_load_n(&hsasim_counts.queues, __ATOMIC_ACQUIRE);
-    if (!strcmp(what, "barrier_holds"))
-        return __atomic_load_n(&hsasim_counts.barrier_holds, __ATOMIC_ACQUIRE);
-    if (!strcmp(what, "running"))
-        return __atomic_load_n(&hsasim_counts.running, __ATOMIC_ACQUIRE);
-    if (!strcmp(what, "barriers"))
-        return __atomic_load_n(&hsasim_counts.barriers, __ATOMIC_ACQUIRE);
-    if (!strcmp(what, "kernarg_allocations"))
-        return __atomic_load_n(&hsasim_counts.kernarg_allocations, __ATOMIC_RELAXED);
-    if (!strcmp(what, "node1_allocations"))
-        return __atomic_load_n(&hsasim_counts.node1_allocations, __ATOMIC_RELAXED);
+    static const struct {
+        const char *name;
+        const uint64_t *count;
+    } counts[] = {
+        {"dispatches", &hsasim_counts.dispatches},
+        {"grants", &hsasim_counts.grants},
+        {"allocations", &hsasim_counts.allocations},
+        {"queues", &hsasim_counts.queues},
+        {"barrier_holds", &hsasim_counts.barrier_holds},
+        {"running", &hsasim_counts.running},
+        {"barriers", &hsasim_counts.barriers},
+        {"kernarg_allocations", &hsasim_counts.kernarg_allocations},
+        {"node1_allocations", &hsasim_counts.node1_allocations},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; ++i)
+        if (!strcmp(what, counts[i].name))
+            return __atomic_load_n(counts[i].count, __ATOMIC_ACQUIRE);
     /* Packets reserved and not yet taken: queued behind the one a processor runs. */
     if (!strcmp(what, "waiting"))
         return __atomic_load_n(&hsasim_counts.reserved, __ATOMIC_ACQUIRE) -

@@ -92,6 +92,9 @@ bool hsasim_gpu_evicted(const struct hsasim_agent *gpu);
 /* The n-th event of KIND from now (devrt_hsasim_inject) is this one: consumes it. */
 bool hsasim_injected(enum devrt_hsasim_fault kind);
 
+/* Whether $DEVRT_HSASIM_PLANT names PLANT: a control's planted defect or older runtime. */
+bool hsasim_planted(const char *plant);
+
 /*
  * GPU faulted at ADDRESS: amdkfd evicts every queue of the process on that GPU, and ROCr
  * calls the system event handlers, aborting the process when none claims the fault.

@@ -82,11 +82,10 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t handle, size_t s
      * the kernel argument pool hands out memory 8 bytes past its granule, which no kernel's
      * arguments may start at.
      */
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
-    size_t skew = plant && !strcmp(plant, "kernarg_skew") &&
-                          pool->flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
-                      ? 8
-                      : 0;
+    size_t skew =
+        hsasim_planted("kernarg_skew") && pool->flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+            ? 8
+            : 0;
     /* ROCr rounds every allocation up to the pool's granule (MemoryRegion::Allocate). */
     size_t rounded = (size + skew + 4095) / 4096 * 4096;
     char *base;

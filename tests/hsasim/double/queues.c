@@ -288,8 +288,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32
     q->data = data;
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->ended, NULL);
-    const char *plant = getenv("DEVRT_HSASIM_PLANT");
-    q->ignore_barriers = plant && !strcmp(plant, "clear_barrier");
+    q->ignore_barriers = hsasim_planted("clear_barrier");
     if (hsa_signal_create(-1, 0, NULL, &q->queue.doorbell_signal) != HSA_STATUS_SUCCESS ||
         pthread_create(&q->thread, NULL, packet_processor, q) != 0) {
         if (q->queue.doorbell_signal.handle)
