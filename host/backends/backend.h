@@ -177,7 +177,8 @@ struct devrt_backend_ops {
     /*
      * Point the module's state at entry->slot. With state_in_stream_order the write waits
      * on ENTRY's stream for what is before it; without, it is made at once, and launch.c
-     * first waits for the module's last launch to end (ended).
+     * first waits for the module's last launch to end (ended). NULL where submit points
+     * the state itself when entry->new_slot, in its queue ahead of the kernel (HSA).
      */
     int (*point_state)(struct devrt_launch_entry *entry);
     bool state_in_stream_order;

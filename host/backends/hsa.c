@@ -374,7 +374,6 @@ const struct devrt_backend_ops devrt_hsa_backend = {
     .check_launch = devrt_hsa_check_launch,
     .rpc_lanes = devrt_hsa_rpc_lanes,
     .queue_full = devrt_hsa_queue_full,
-    .point_state = devrt_hsa_point_state,
     .ended = devrt_hsa_ended,
     .submit = devrt_hsa_submit,
     .complete = devrt_hsa_complete,

@@ -19,6 +19,7 @@
 #include "amdgpu_metadata.h"
 #include "backend.h"
 #include "codeobject.h"
+#include "hsa_memory.h"
 
 /* What one file of the backend defines for another, and no one outside it. */
 #define DEVRT_HSA_INTERNAL __attribute__((visibility("hidden")))
@@ -89,6 +90,7 @@ struct hsa_queue_record {
 struct hsa_launch {
     struct hsa_launch *next, *prev; /* among the backend's, under launches_lock */
     hsa_signal_t done;
+    hsa_signal_t state_copied; /* the copy that points the state at the launch's record */
     struct hsa_queue_record *queue;
     void *kernarg;
     int kernarg_slot; /* of the ring, or -1: an allocation of its own */
@@ -225,6 +227,10 @@ DEVRT_HSA_INTERNAL int devrt_hsa_lose(devrt_device *device, struct hsa_backend *
 DEVRT_HSA_INTERNAL void *devrt_hsa_alloc(devrt_device *device, size_t size,
                                          enum devrt_memory memory);
 DEVRT_HSA_INTERNAL void devrt_hsa_free(devrt_device *device, void *ptr, enum devrt_memory memory);
+/* How the host reaches SIZE bytes at the device address DEVICE_SIDE (hsa_memory.h): NONE
+   also where the runtime cannot say. *HOST is the host's address for ACCESS_HOST. */
+DEVRT_HSA_INTERNAL enum devrt_hsa_access devrt_hsa_place(const void *device_side, size_t size,
+                                                         void **host);
 DEVRT_HSA_INTERNAL int devrt_hsa_copy(struct hsa_backend *b, void *dst, const void *src,
                                       size_t size, bool read);
 DEVRT_HSA_INTERNAL int devrt_hsa_read(devrt_device *device, void *dst, const void *src,
@@ -245,7 +251,6 @@ DEVRT_HSA_INTERNAL int devrt_hsa_check_launch(devrt_module *module, const char *
 DEVRT_HSA_INTERNAL hsa_status_t devrt_hsa_new_queue(struct hsa_backend *b);
 DEVRT_HSA_INTERNAL bool devrt_hsa_queue_full(devrt_device *device);
 DEVRT_HSA_INTERNAL bool devrt_hsa_ended(const struct devrt_launch_entry *entry);
-DEVRT_HSA_INTERNAL int devrt_hsa_point_state(struct devrt_launch_entry *entry);
 DEVRT_HSA_INTERNAL int devrt_hsa_submit(struct devrt_launch_entry *entry,
                                         const struct devrt_arg *args, size_t arg_count);
 DEVRT_HSA_INTERNAL int devrt_hsa_complete(struct devrt_launch_entry *entry, uint64_t deadline);

@@ -99,9 +99,15 @@ static int take_kernarg(struct hsa_backend *b, struct hsa_launch *l, size_t size
     return DEVRT_SUCCESS;
 }
 
-/* Everything enqueue took for L, and L. */
+/*
+ * Everything enqueue took for L, and L. A copy that points the state and has not ended (the
+ * launch's queue stopped before it, or the GPU faulted) may still read its word in the
+ * kernel argument memory and signal: both are left to it, never reused.
+ */
 static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
 {
+    bool copying =
+        l->state_copied.handle && devrt_hsa.hsa_signal_load_scacquire(l->state_copied) >= 1;
     pthread_mutex_lock(&b->launches_lock);
     if (l->prev)
         l->prev->next = l->next;
@@ -109,13 +115,15 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
         b->launches = l->next;
     if (l->next)
         l->next->prev = l->prev;
-    if (l->kernarg_slot >= 0)
+    if (l->kernarg_slot >= 0 && !copying)
         b->kernarg_free[b->kernarg_free_count++] = (uint32_t)l->kernarg_slot;
     pthread_mutex_unlock(&b->launches_lock);
-    if (l->kernarg_slot < 0 && l->kernarg) {
+    if (l->kernarg_slot < 0 && l->kernarg && !copying) {
         devrt_hsa_disown(b, l->kernarg);
         devrt_hsa.hsa_amd_memory_pool_free(l->kernarg);
     }
+    if (l->state_copied.handle && !copying)
+        devrt_hsa.hsa_signal_destroy(l->state_copied);
     if (l->done.handle)
         devrt_hsa.hsa_signal_destroy(l->done);
     if (l->queue) {
@@ -125,6 +133,27 @@ static void free_launch(struct hsa_backend *b, struct hsa_launch *l)
         pthread_mutex_unlock(&b->queue_lock);
     }
     free(l);
+}
+
+/*
+ * A barrier-AND packet at INDEX of QUEUE: the packet processor starts nothing after it until
+ * DEPENDENCY (none if its handle is 0) is 0, then completes it, with no wave, decrementing
+ * DONE (if any). The caller rings the doorbell.
+ */
+static void put_barrier_and(hsa_queue_t *queue, uint64_t index, hsa_signal_t dependency,
+                            hsa_signal_t done)
+{
+    hsa_barrier_and_packet_t *packet =
+        (hsa_barrier_and_packet_t *)queue->base_address + (index & (queue->size - 1));
+    memset((char *)packet + 4, 0, sizeof *packet - 4);
+    packet->dep_signal[0] = dependency;
+    packet->completion_signal = done;
+    /* Pairs with the packet processor's acquire of the header: the packet body is written. */
+    __atomic_store_n((uint32_t *)packet,
+                     HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE |
+                         1u << HSA_PACKET_HEADER_BARRIER |
+                         HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE,
+                     __ATOMIC_RELEASE);
 }
 
 /*
@@ -149,15 +178,7 @@ bool devrt_hsa_gpu_runs(struct hsa_backend *b)
     }
     devrt_hsa.hsa_signal_store_screlease(b->probed, 1);
     uint64_t index = devrt_hsa.hsa_queue_add_write_index_relaxed(b->probe, 1);
-    hsa_barrier_and_packet_t *packet =
-        (hsa_barrier_and_packet_t *)b->probe->base_address + (index & (b->probe->size - 1));
-    memset((char *)packet + 4, 0, sizeof *packet - 4);
-    packet->completion_signal = b->probed;
-    /* Pairs with the packet processor's acquire of the header: the packet body is written. */
-    __atomic_store_n((uint32_t *)packet,
-                     HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE |
-                         1u << HSA_PACKET_HEADER_BARRIER,
-                     __ATOMIC_RELEASE);
+    put_barrier_and(b->probe, index, (hsa_signal_t){0}, b->probed);
     devrt_hsa.hsa_signal_store_screlease(b->probe->doorbell_signal, (hsa_signal_value_t)index);
     bool runs = devrt_hsa.hsa_signal_wait_scacquire(b->probed, HSA_SIGNAL_CONDITION_LT, 1,
                                                     b->ticks_per_ms * DEVRT_HSA_PROBE_MS,
@@ -174,11 +195,12 @@ static bool launch_ended(struct hsa_backend *b, const struct hsa_launch *l)
            __atomic_load_n(&l->queue->stopped, __ATOMIC_ACQUIRE) || devrt_hsa_faulted(b);
 }
 
-/* Whether QUEUE has room for one more packet; its writers hold queue_lock. */
+/* Whether QUEUE has room for a launch's packets, a barrier-AND and a dispatch; its writers
+   hold queue_lock. */
 static bool queue_has_room(hsa_queue_t *queue)
 {
     return devrt_hsa.hsa_queue_load_write_index_relaxed(queue) -
-               devrt_hsa.hsa_queue_load_read_index_scacquire(queue) <
+               devrt_hsa.hsa_queue_load_read_index_scacquire(queue) + 2 <=
            queue->size;
 }
 
@@ -198,26 +220,48 @@ bool devrt_hsa_ended(const struct devrt_launch_entry *entry)
     return !l || launch_ended(devrt_hsa_backend_of(entry->module), l);
 }
 
-/* A store through the copy engine, made at once: launch.c has waited for the launch before
-   to end (state_in_stream_order is false). The queue's barrier bits run the launch after
-   that one and any kernel past its timeout; a raise of a runaway may land in the new record. */
-int devrt_hsa_point_state(struct devrt_launch_entry *entry)
+/*
+ * Point the module's state at ENTRY's record before its kernel runs, with no wait: where the
+ * state lies in host-visible memory by a store, else by an asynchronous copy of the word at
+ * CELL (past the kernel arguments), which a barrier-AND packet ahead of the kernel waits
+ * for (submit). A copy waited for here could wait for ever: where ROCr copies with blit
+ * kernels (HSA_ENABLE_SDMA=0, an APU), one needs a wave slot, a runaway of the module that
+ * fills the GPU holds them all, and the unload that would end it needs launch.c's lock,
+ * which this holds. launch.c has waited for the module's last launch to end, unless a
+ * runaway's: a raise of a runaway may land in the new record.
+ */
+static int point_state(struct hsa_backend *b, struct devrt_launch_entry *entry,
+                       struct hsa_launch *l, struct devrt_exception_record **cell)
 {
-    devrt_module *module = entry->module;
-    struct hsa_backend *b = devrt_hsa_backend_of(module);
-    if (devrt_hsa_copy(b, &devrt_module_state(module)->exception, &entry->slot, sizeof entry->slot,
-                       false) == 0)
+    struct devrt_exception_record **state = &devrt_module_state(entry->module)->exception;
+    void *host = NULL;
+    switch (devrt_hsa_place(state, sizeof *state, &host)) {
+    case DEVRT_HSA_ACCESS_NONE:
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the runtime cannot place the module's state");
+    case DEVRT_HSA_ACCESS_HOST:
+        memcpy(host, &entry->slot, sizeof entry->slot);
         return DEVRT_SUCCESS;
-    if (devrt_hsa_faulted(b))
-        return devrt_hsa_fault_lost(module, b);
-    return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
+    case DEVRT_HSA_ACCESS_DEVICE: break;
+    }
+    *cell = entry->slot;
+    if (devrt_hsa.hsa_signal_create(1, 0, NULL, &l->state_copied) != HSA_STATUS_SUCCESS) {
+        l->state_copied.handle = 0;
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
+    }
+    if (devrt_hsa.hsa_amd_memory_async_copy(state, b->gpu, cell, b->cpu, sizeof *cell, 0, NULL,
+                                            l->state_copied) != HSA_STATUS_SUCCESS) {
+        devrt_hsa.hsa_signal_destroy(l->state_copied);
+        l->state_copied.handle = 0;
+        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
+    }
+    return DEVRT_SUCCESS;
 }
 
 /*
  * Queue the launch: an AQL packet with a completion signal of its own. A launch that needs
- * a record of its own points the state at it with a copy, after the module's last launch
- * has ended: HSA offers no write in queue order that the host can ask for without a kernel
- * (docs/runtime.md, "Launches").
+ * a record of its own points the state at it first (point_state), after the module's last
+ * launch has ended: HSA offers no write in queue order that the host can ask for without a
+ * kernel, so the copy goes at once and the kernel waits for it (docs/runtime.md, "Launches").
  */
 int devrt_hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *args,
                      size_t arg_count)
@@ -256,10 +300,15 @@ int devrt_hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *a
     }
     l->kernel = entry->kernel;
     l->id = entry->id;
-    status = take_kernarg(b, l, dispatch.kernarg_size);
+    /* The word point_state copies from lives as long as the kernel arguments. */
+    size_t cell_at = (dispatch.kernarg_size + 7) & ~(size_t)7;
+    status =
+        take_kernarg(b, l, entry->new_slot ? cell_at + sizeof entry->slot : dispatch.kernarg_size);
     if (status == DEVRT_SUCCESS &&
         devrt_hsa.hsa_signal_create(1, 0, NULL, &l->done) != HSA_STATUS_SUCCESS)
         status = devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
+    if (status == DEVRT_SUCCESS && entry->new_slot)
+        status = point_state(b, entry, l, (void *)((char *)l->kernarg + cell_at));
     if (status != DEVRT_SUCCESS) {
         free_launch(b, l);
         devrt_amdgpu_dispatch_free(&dispatch);
@@ -277,7 +326,10 @@ int devrt_hsa_submit(struct devrt_launch_entry *entry, const struct devrt_arg *a
     l->queue = b->queue;
     l->queue->launches++;
     hsa_queue_t *queue = b->queue->queue;
-    uint64_t index = devrt_hsa.hsa_queue_add_write_index_relaxed(queue, 1);
+    uint64_t index =
+        devrt_hsa.hsa_queue_add_write_index_relaxed(queue, l->state_copied.handle ? 2 : 1);
+    if (l->state_copied.handle)
+        put_barrier_and(queue, index++, l->state_copied, (hsa_signal_t){0});
     hsa_kernel_dispatch_packet_t *packet =
         (hsa_kernel_dispatch_packet_t *)queue->base_address + (index & (queue->size - 1));
     memset((char *)packet + 4, 0, sizeof *packet - 4);

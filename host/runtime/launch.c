@@ -55,7 +55,7 @@ static int enqueue(devrt_module *module, struct devrt_launch_entry *e, const str
         status = ops->order_after(e, e->after);
     if (status == DEVRT_SUCCESS && ops->order_after && e->after_runaway)
         status = ops->order_after(e, e->after_runaway);
-    if (status == DEVRT_SUCCESS && e->new_slot)
+    if (status == DEVRT_SUCCESS && e->new_slot && ops->point_state)
         status = ops->point_state(e);
     if (status == DEVRT_SUCCESS)
         status = ops->submit(e, args, arg_count);

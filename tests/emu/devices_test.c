@@ -5,12 +5,15 @@
  * module's sink and no other, every host call was answered by its own server's handler,
  * and its heap holds exactly the blocks its own kernels kept.
  *
- *   devices_test BACKEND INDEXES IMAGE [IMAGE...] [--crossed]
+ *   devices_test BACKEND INDEXES IMAGE [IMAGE...] [--crossed|--raise|--raise-all]
  *
  * INDEXES lists the devices to open, "0,1" (two devices) or "0,0" (one GPU opened twice);
  * device i loads IMAGE number i (the last one for the rest). --crossed is the control:
  * each kernel is told the next device's tag, as if its requests reached the wrong server,
- * which the checks must catch.
+ * which the checks must catch. --raise: device 0's kernel raises at the end of each launch
+ * (work_then_raise), which must fail every launch of device 0 with its own report and
+ * none of the others'; --raise-all, its control, has every device's kernel raise while
+ * only device 0 expects it.
  *
  * Exit status: 0 every device's results are its own, 1 a check failed (each printed),
  * 2 the command line was wrong, 77 the backend has fewer devices than asked for.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <devrt/abi.h>
 #include <devrt/host.h>
 
 #include "harness.h"
@@ -45,6 +49,8 @@ struct device_run {
     int index;
     uint32_t tag;        /* this device's, in every line and host call it should get */
     uint32_t kernel_tag; /* what its kernel is told (another device's under --crossed) */
+    bool raises;         /* its kernel raises at its end (work_then_raise) */
+    bool expect_raise;   /* every launch must fail with its own raise (device 0 only) */
     const char *image;
     devrt_device *device;
     devrt_module *module;
@@ -113,8 +119,17 @@ static void *drive(void *arg)
         memset(out, 0, lanes * sizeof *out);
         struct devrt_arg args[] = {DEVRT_ARG_PTR(out), DEVRT_ARG_UINT(run->kernel_tag),
                                    DEVRT_ARG_UINT(LINES), DEVRT_ARG_UINT(keep)};
-        int status = devrt_launch(run->module, "work", &config, args, 4, NULL);
-        if (status != DEVRT_SUCCESS) {
+        struct devrt_launch_report report = {0};
+        int status = devrt_launch(run->module, run->raises ? "work_then_raise" : "work", &config,
+                                  args, 4, &report);
+        if (run->expect_raise &&
+            (status != DEVRT_ERROR_EXCEPTION || report.code != DEVRT_EXCEPTION_ARGUMENT ||
+             report.value != run->tag)) {
+            fail(run, "launch %u: status %d, exception %u with value %llu; expected its own raise",
+                 launch, status, report.code, (unsigned long long)report.value);
+            break;
+        }
+        if (!run->expect_raise && status != DEVRT_SUCCESS) {
             fail(run, "launch %u: %s", launch, devrt_last_error());
             break;
         }
@@ -133,13 +148,18 @@ static void *drive(void *arg)
 
 int main(int argc, char **argv)
 {
-    bool crossed = argc > 1 && !strcmp(argv[argc - 1], "--crossed");
-    if (crossed)
-        argc--;
+    const char *mode = argc > 1 && !strncmp(argv[argc - 1], "--", 2) ? argv[--argc] : "";
+    bool crossed = !strcmp(mode, "--crossed");
+    bool raise_all = !strcmp(mode, "--raise-all");
+    if (*mode && !crossed && !raise_all && strcmp(mode, "--raise")) {
+        fprintf(stderr, "devices_test: unknown option %s\n", mode);
+        return 2;
+    }
     int indexes[MAX_DEVICES];
     int count = argc >= 4 ? harness_device_list(argv[2], indexes, MAX_DEVICES) : -1;
     if (count < 1) {
-        fprintf(stderr, "usage: devices_test BACKEND INDEXES IMAGE [IMAGE...] [--crossed]\n");
+        fprintf(stderr, "usage: devices_test BACKEND INDEXES IMAGE [IMAGE...] "
+                        "[--crossed|--raise|--raise-all]\n");
         return 2;
     }
     enum devrt_backend backend = harness_backend(argv[1]);
@@ -151,6 +171,8 @@ int main(int argc, char **argv)
         run->index = indexes[i];
         run->tag = (uint32_t)i + 1;
         run->kernel_tag = crossed ? (uint32_t)(i + 1) % (uint32_t)count + 1 : run->tag;
+        run->expect_raise = i == 0 && *mode && !crossed;
+        run->raises = run->expect_raise || raise_all;
         run->image = argv[3 + (i < argc - 4 ? i : argc - 4)];
         run->sink.tag = run->tag;
         pthread_mutex_init(&run->sink.lock, NULL);

@@ -741,6 +741,78 @@ static void test_fault_holding_port(bool control)
     free(sink.data);
 }
 
+/* What a thread that queued or loaded while the runaway ran saw. */
+struct behind_runaway {
+    int status;
+    uint64_t id;
+    devrt_module *loaded;
+    bool returned; /* atomic */
+};
+
+static void *launch_behind_runaway(void *arg)
+{
+    struct behind_runaway *job = arg;
+    job->status = launch_mark(1, &job->id, NULL);
+    __atomic_store_n(&job->returned, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *load_behind_runaway(void *arg)
+{
+    struct behind_runaway *job = arg;
+    job->status = harness_load(device, image, &job->loaded);
+    __atomic_store_n(&job->returned, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * ROCr copies with blit kernels (HSA_ENABLE_SDMA=0 here, as on an APU), and the spin's four
+ * waves hold the GPU's four wave slots (DEVRT_HSASIM_WAVE_SLOTS=4) after its timeout. A
+ * launch of the module then needs the state pointed at a record of its own: the launch
+ * returns while the runaway still fills the GPU, its copy waiting in the queue, and runs
+ * once the spin ends. (devrt waited for that copy under its launch lock before: the launch
+ * never returned.) CONTROL: a module's load, whose copies devrt waits for, waits for the
+ * spin to end, as any copy behind a full GPU does there.
+ */
+static void test_blit_behind_runaway(bool control)
+{
+    __atomic_store_n(&words[0], 0u, __ATOMIC_RELEASE);
+    uint32_t marked = __atomic_load_n(&words[3], __ATOMIC_ACQUIRE);
+    int status = launch_spin(50000000, NULL, NULL);
+    CHECK(status == DEVRT_ERROR_TIMEOUT, "the spin: %s", devrt_last_error());
+    struct behind_runaway job = {0};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, control ? load_behind_runaway : launch_behind_runaway,
+                         &job) == 0,
+          "no thread");
+    WAIT_FOR(count("blit_waits") >= 1, "no copy waited for a wave slot");
+    if (control) {
+        CHECK(!__atomic_load_n(&job.returned, __ATOMIC_ACQUIRE),
+              "a load returned while its copy waited for a wave slot");
+    } else {
+        /* The bound is the failsafe of the hang this test is about. */
+        bool returned = false;
+        for (int i = 0; i < 2000 && !(returned = __atomic_load_n(&job.returned, __ATOMIC_ACQUIRE));
+             ++i)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        CHECK(returned && job.status == DEVRT_SUCCESS,
+              "the launch after the runaway %s while its copy waited for a wave slot: %s",
+              returned ? "failed" : "did not return in 20 s", devrt_last_error());
+    }
+    CHECK(count("running") >= 1, "the spin ended before its release");
+    release_spin();
+    pthread_join(thread, NULL);
+    CHECK(job.status == DEVRT_SUCCESS, "after the spin: %s", devrt_last_error());
+    if (control) {
+        devrt_module_unload(job.loaded);
+        return;
+    }
+    status = devrt_launch_wait(device, job.id, NULL);
+    CHECK(status == DEVRT_SUCCESS, "the launch after the runaway: %s", devrt_last_error());
+    CHECK(__atomic_load_n(&words[3], __ATOMIC_ACQUIRE) - marked == 1,
+          "the launch after the runaway ran %u lanes of 1", words[3] - marked);
+}
+
 /*
  * Host memory comes from ROCr's plain fine-grained pool and kernel arguments from its kernel
  * argument pool, where only the ring of kernel arguments is allocated. Its control lists
@@ -870,6 +942,7 @@ static const struct {
     {"second_gpu_load", test_second_gpu_load, NULL},
     {"fault_holding_port", NULL, test_fault_holding_port},
     {"pools", test_pools, NULL},
+    {"blit_behind_runaway", NULL, test_blit_behind_runaway},
 };
 
 int main(int argc, char **argv)

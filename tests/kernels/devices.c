@@ -12,7 +12,7 @@
  * and frees blocks of several sizes, and keeps `keep` blocks of DEVICES_BLOCK bytes, so that
  * each device's heap ends with a footprint of its own.
  */
-DEVRT_KERNEL4(work, uint64_t *, out, uint32_t, tag, uint32_t, lines, uint32_t, keep)
+static void do_work(uint64_t *out, uint32_t tag, uint32_t lines, uint32_t keep)
 {
     uint32_t id = (uint32_t)devrt_global_id(DEVRT_X);
     for (uint32_t i = 0; i < lines; ++i)
@@ -30,4 +30,19 @@ DEVRT_KERNEL4(work, uint64_t *, out, uint32_t, tag, uint32_t, lines, uint32_t, k
         if (p)
             *p = tag;
     }
+}
+
+DEVRT_KERNEL4(work, uint64_t *, out, uint32_t, tag, uint32_t, lines, uint32_t, keep)
+{
+    do_work(out, tag, lines, keep);
+}
+
+/* The work, then lane 0 raises with its device's tag: a launch that fails, on one
+   device, while the others run theirs. */
+DEVRT_KERNEL4(work_then_raise, uint64_t *, out, uint32_t, tag, uint32_t, lines, uint32_t, keep)
+{
+    do_work(out, tag, lines, keep);
+    if (devrt_global_id(DEVRT_X) == 0)
+        devrt_signal_exception_at(DEVRT_EXCEPTION_ARGUMENT, "the device's planned raise", __FILE__,
+                                  __LINE__, tag);
 }

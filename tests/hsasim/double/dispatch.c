@@ -85,6 +85,14 @@ static bool rewritten_while_run(const hsa_kernel_dispatch_packet_t *p,
     return rewritten;
 }
 
+/* The waves each GPU runs for the process's dispatches: what a blit kernel competes with. */
+static unsigned running_waves[HSASIM_MAX_GPUS];
+
+unsigned hsasim_running_waves(const struct hsasim_agent *gpu)
+{
+    return __atomic_load_n(&running_waves[gpu->gpu], __ATOMIC_ACQUIRE);
+}
+
 hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *cancel,
                              const struct hsasim_agent *gpu)
 {
@@ -178,7 +186,12 @@ hsa_status_t hsasim_dispatch(const hsa_kernel_dispatch_packet_t *p, const bool *
         .random_seed = seed ? strtoull(seed, NULL, 10) : 0,
         .cancel = cancel,
     };
+    /* A wave a slot, from the dispatch's start to its end: every lane is resident at once. */
+    unsigned waves = grid[0] * grid[1] * grid[2] *
+                     ((block[0] * block[1] * block[2] + gpu->wave_size - 1) / gpu->wave_size);
+    __atomic_add_fetch(&running_waves[gpu->gpu], waves, __ATOMIC_RELEASE);
     enum devrt_emu_grid_result result = devrt_emu_run_grid(&run);
+    __atomic_sub_fetch(&running_waves[gpu->gpu], waves, __ATOMIC_RELEASE);
     bool rewritten = result == DEVRT_EMU_GRID_DONE && rewritten_while_run(p, k, at_start);
     free(at_start);
     free(kernarg);
@@ -208,6 +221,7 @@ __attribute__((visibility("default"))) uint64_t devrt_hsasim_count(const char *w
         {"queues", &hsasim_counts.queues},
         {"barrier_holds", &hsasim_counts.barrier_holds},
         {"running", &hsasim_counts.running},
+        {"blit_waits", &hsasim_counts.blit_waits},
         {"barriers", &hsasim_counts.barriers},
         {"kernarg_allocations", &hsasim_counts.kernarg_allocations},
         {"node1_allocations", &hsasim_counts.node1_allocations},

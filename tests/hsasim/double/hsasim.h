@@ -102,6 +102,8 @@ bool hsasim_planted(const char *plant);
 void hsasim_memory_fault(struct hsasim_agent *gpu, uint64_t address);
 /* Stops the lanes of every dispatch running on GPU: its evicted queues' waves are preempted. */
 void hsasim_preempt_queues(const struct hsasim_agent *gpu);
+/* The waves of the dispatches running on GPU, which hold its wave slots (dispatch.c). */
+unsigned hsasim_running_waves(const struct hsasim_agent *gpu);
 
 /* A kernel of a loaded code object: what its kernel object (the descriptor's address) is. */
 struct hsasim_kernel {
@@ -147,6 +149,7 @@ struct hsasim_counts {
     uint64_t barrier_holds;       /* packets whose barrier bit held them behind a running one */
     uint64_t barriers;            /* barrier-AND packets completed */
     uint64_t running;             /* dispatches started whose lanes have not all ended */
+    uint64_t blit_waits;          /* copies run as kernels that waited for a wave slot */
 };
 extern struct hsasim_counts hsasim_counts;
 

@@ -233,6 +233,10 @@ hsa_status_t hsa_amd_pointer_info(const void *ptr, hsa_amd_pointer_info_t *info,
 /*
  * The copy engine: one thread runs the copies in order, as an SDMA queue does, and
  * decrements each one's completion signal. On an evicted GPU it stops, as its queues do.
+ * With HSA_ENABLE_SDMA=0 ROCr copies with blit kernels on a queue of its own instead
+ * (GpuAgent::InitDma; an APU always does): a copy then needs a wave slot of the GPU, and
+ * waits while the process's dispatches hold every one ($DEVRT_HSASIM_WAVE_SLOTS, 4096 if
+ * unset), as a blit dispatch waits behind kernels that fill the GPU.
  */
 struct copy {
     struct copy *next;
@@ -264,6 +268,17 @@ __attribute__((no_sanitize("address"))) static void engine_copy(void *dst, const
         to[i] = from[i];
 }
 
+/* Whether a copy on GPU waits for a wave slot: it runs as a kernel, and none is free. */
+static bool no_wave_slot(const struct hsasim_agent *gpu)
+{
+    const char *sdma = getenv("HSA_ENABLE_SDMA");
+    if (!sdma || strcmp(sdma, "0"))
+        return false;
+    const char *slots = getenv("DEVRT_HSASIM_WAVE_SLOTS");
+    unsigned limit = slots ? (unsigned)strtoul(slots, NULL, 10) : 4096u;
+    return hsasim_running_waves(gpu) >= limit;
+}
+
 static void *copy_engine(void *arg)
 {
     unsigned g = ((const struct hsasim_agent *)arg)->gpu;
@@ -278,9 +293,15 @@ static void *copy_engine(void *arg)
         pthread_mutex_unlock(&copy_lock);
         /* Never restored: amdkfd restores only queues it evicted for memory. A copy of a
            runtime shut down since is dropped with its queues. */
-        struct timespec tick = {0, 10000000};
-        while (hsasim_gpu_evicted(c->gpu) && c->generation == hsasim_generation())
+        struct timespec tick = {0, 1000000};
+        bool counted = false;
+        while (c->generation == hsasim_generation() &&
+               (hsasim_gpu_evicted(c->gpu) || no_wave_slot(c->gpu))) {
+            if (!counted && !hsasim_gpu_evicted(c->gpu))
+                __atomic_add_fetch(&hsasim_counts.blit_waits, 1u, __ATOMIC_RELEASE);
+            counted = true;
             nanosleep(&tick, NULL);
+        }
         if (c->generation == hsasim_generation()) {
             engine_copy(c->dst, c->src, c->size);
             /* The decrement releases the copy's writes to whoever acquires the signal. */
