@@ -25,12 +25,14 @@ enum devrt_launch_event {
 struct devrt_fault_hooks {
     /* Waits on the doorbell as the backend would; may lose a ring. */
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
-    /* The server's lock is held in pass, seen, keep_refused, hand_back, hold_end, deferred
-       and hold_all. */
+    /* The server's lock is held in pass, seen, keep_refused, hand_back, handed, hold_end,
+       deferred and hold_all. */
     void (*pass)(struct devrt_server *server);
     void (*seen)(struct devrt_server *server);
     bool (*keep_refused)(const struct devrt_server *server);
     void (*hand_back)(struct devrt_server *server);
+    /* The hand-back is made: the replies and the inbox store are written. */
+    void (*handed)(struct devrt_server *server);
     bool (*hold_end)(struct devrt_server *server);
     /* A packet is deferred for the bound; whether every packet is held, a kernel running. */
     void (*deferred)(struct devrt_server *server);

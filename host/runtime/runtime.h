@@ -272,6 +272,13 @@ static inline void devrt_faults_hand_back(struct devrt_server *server)
         hooks->hand_back(server);
 }
 
+static inline void devrt_faults_handed(struct devrt_server *server)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
+    if (hooks)
+        hooks->handed(server);
+}
+
 /* A pass began, and it saw a port's flip: the timeline's steps. */
 static inline void devrt_faults_pass(struct devrt_server *server)
 {

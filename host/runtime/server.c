@@ -186,6 +186,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
         answer_words(buffer, header.lane_mask, devrt_rpc_tag(outbox, status), reply);
     __atomic_store_n(&channel->inbox[index], devrt_rpc_flip(DEVRT_RPC_SERVER, outbox, status),
                      __ATOMIC_RELEASE);
+    devrt_faults_handed(&module->device->server);
     module->packets_taken++;
     module->device->server.packets_taken++;
     /* A message's last packet, or a refusal: one event a request, not one a packet. */

@@ -306,13 +306,28 @@ static inline uint64_t devrt_rpc_reply_word(uint64_t low, uint64_t high)
     return (uint64_t)(uint32_t)high << 32 | (uint32_t)low;
 }
 
-/* The echo's checksum of a message (FNV-1a, 64 bits): the server's reply, the tests' check. */
+/*
+ * The echo's checksum of a message, the server's reply and the tests' check: FNV-1a over its
+ * 64-bit little-endian words, the last one padded with zeros, from a basis mixed with the
+ * size. A word a step, so that the echo measures the runtime rather than its handler (a
+ * byte a step cost the server 40 to 58 ns a lane of a 1 KiB message).
+ */
 static inline uint64_t devrt_rpc_checksum(const void *data, size_t size)
 {
     const uint8_t *bytes = (const uint8_t *)data;
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < size; ++i)
-        hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+    uint64_t hash = 0xcbf29ce484222325ull ^ size;
+    size_t whole = size & ~(size_t)7;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t word;
+        __builtin_memcpy(&word, bytes + i, sizeof word);
+        hash = (hash ^ word) * 0x100000001b3ull;
+    }
+    if (whole < size) {
+        uint64_t tail = 0;
+        for (size_t i = whole; i < size; ++i)
+            tail |= (uint64_t)bytes[i] << (8 * (i - whole));
+        hash = (hash ^ tail) * 0x100000001b3ull;
+    }
     return hash;
 }
 

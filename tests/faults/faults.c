@@ -169,13 +169,18 @@ static void record_timeline(struct devrt_faults *faults)
     faults->now.woke = 0;
 }
 
+/* The timeline's last step: stamped once the replies and the inbox store are written. */
+static void hook_handed(struct devrt_server *server)
+{
+    if (faults_on(server) && faults_of(server)->settings.timeline)
+        record_timeline(faults_of(server));
+}
+
 static void hook_hand_back(struct devrt_server *server)
 {
     if (!faults_on(server))
         return;
     struct devrt_faults *faults = faults_of(server);
-    if (faults->settings.timeline)
-        record_timeline(faults);
     if (faults->awaiting_recovery) {
         faults->awaiting_recovery = false;
         faults->stats.recovered = true;
@@ -303,6 +308,7 @@ static const struct devrt_fault_hooks hooks = {
     .seen = hook_seen,
     .keep_refused = hook_keep_refused,
     .hand_back = hook_hand_back,
+    .handed = hook_handed,
     .hold_end = hook_hold_end,
     .state_flags = hook_state_flags,
     .leak_module = hook_leak_module,

@@ -23,7 +23,7 @@ struct devrt_server_timeline_entry {
     uint64_t woke;   /* the doorbell wait returned; 0 when the pass followed a busy one */
     uint64_t pass;   /* the pass began, the server's lock held */
     uint64_t seen;   /* the pass saw the port's flip */
-    uint64_t handed; /* the reply is written; the inbox store comes next */
+    uint64_t handed; /* the replies and the inbox store are written: the device may see them */
 };
 
 struct devrt_fault_settings {

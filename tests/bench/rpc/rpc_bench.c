@@ -229,7 +229,7 @@ static void server_timeline(devrt_module *module, devrt_device *device, uint32_t
         print_row(label, step[0], woken, 2);
     if (n) {
         print_row("pass's start to the port's flip seen (the scan)", step[1], n, 2);
-        print_row("flip seen to the reply written (read, serve, write)", step[2], n, 2);
+        print_row("flip seen to the hand-back written (read, serve, write)", step[2], n, 2);
     }
     for (int k = 0; k < 3; ++k)
         free(step[k]);
