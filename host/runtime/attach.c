@@ -170,6 +170,8 @@ int devrt_attach(const struct devrt_attach_api *api, void *context, const char *
         return devrt_fail(status, "%s", why);
     }
     module->attached = true;
+    /* The program launches its kernels unseen: the server serves whenever they may call. */
+    devrt_server_expect(device, 1);
     *out = module;
     return DEVRT_SUCCESS;
 }

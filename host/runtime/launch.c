@@ -250,6 +250,8 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
      * count before knows then that the module's kernels may run again.
      */
     e->module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
+    /* Until conclude knows it ended, or a runaway's release: the server stays awake. */
+    devrt_server_expect(device, 1);
     if (DEVRT_TRACING(devrt_trace_of(device)))
         e->queued_ns = devrt_now_ns();
     e->after = module->last;
@@ -265,6 +267,7 @@ static int queue_entry(devrt_module *module, struct devrt_launch_entry *e,
         e->after = e->after_runaway = NULL;
         if (status != DEVRT_SUCCESS) {
             __atomic_fetch_sub(&module->launches_queued, 1, __ATOMIC_RELAXED);
+            devrt_server_expect(device, -1);
             if (status == DEVRT_ENQUEUE_NOT_YET && e->new_slot) {
                 /* Nothing was written: the module's record stays as it was. */
                 devrt_slot_give_back(module, e->slot);
@@ -418,6 +421,7 @@ static void release_runaways(devrt_module *module, uint64_t order)
         if (module->device->ops->release)
             module->device->ops->release(r);
         free(r);
+        devrt_server_expect(module->device, -1);
     }
 }
 
@@ -550,6 +554,7 @@ static int conclude(struct devrt_launch_entry *e, struct devrt_launch_report *re
     if (module->last == e)
         module->last = NULL;
     if (!running) {
+        devrt_server_expect(device, -1);
         if (device->ops->release)
             device->ops->release(e);
         /* E was ordered after every runaway older than it: those have ended. */
@@ -664,6 +669,7 @@ bool devrt_launches_detach(devrt_module *module)
         if (!left && device->ops->release)
             device->ops->release(r);
         free(r);
+        devrt_server_expect(device, -1);
     }
     if (!left) { /* else a kernel left running may still raise into its record */
         devrt_slots_free(module);
@@ -689,6 +695,7 @@ int devrt_launches_check(devrt_module *module, const char *kernel,
     module->checking = true;
     e.slot = module->slot;
     e.module_order = __atomic_fetch_add(&module->launches_queued, 1, __ATOMIC_RELAXED);
+    devrt_server_expect(device, 1); /* conclude counts the check's kernels ended */
     module->launches_run++;
     module->slot_owner = &e;
     module->last = &e;

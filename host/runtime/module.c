@@ -242,6 +242,8 @@ void devrt_module_unload(devrt_module *module)
     devrt_device *device = module->device;
     bool left = devrt_launches_detach(module);
     devrt_server_detach(device, module);
+    if (module->attached)
+        devrt_server_expect(device, -1);
     if (left) {
         /* Freed under a running kernel, its code and memory would fault the GPU. */
         if (module->report_file) {

@@ -56,7 +56,16 @@ struct devrt_server {
     uint64_t pass_ns;                        /* the time of the current pass, 0 until read */
     /* A test's faults (fault_hooks.h): NULL but in a test; set once, under lock. */
     const struct devrt_fault_hooks *fault_hooks;
-    uint64_t last_taken_ns;          /* when a pass last took a packet: the quiet spell's start */
+    uint64_t last_taken_ns; /* when a pass last took a packet: the quiet spell's start */
+    /*
+     * Kernels that may send requests (atomic): launches queued and not yet known to have
+     * ended, kernels past their timeout, attached modules (whose launches devrt does not
+     * see). At 0 the server blocks on `work` under idle_lock until it rises or `stopping`.
+     */
+    int64_t callers;
+    bool stopping; /* atomic */
+    pthread_mutex_t idle_lock;
+    pthread_cond_t work;
     struct devrt_server_cpus placed; /* where the thread runs (placement.c) */
 };
 
@@ -214,6 +223,8 @@ int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops 
 int devrt_server_start(devrt_device *device);
 /* The CPU time the server thread has used, by its own clock; 0 if it cannot be read. */
 uint64_t devrt_server_cpu_ns(const devrt_device *device);
+/* DELTA more (or fewer) kernels may send DEVICE's server requests (devrt_server.callers). */
+void devrt_server_expect(devrt_device *device, int64_t delta);
 void devrt_server_stop(devrt_device *device);
 void devrt_server_attach(devrt_device *device, devrt_module *module);
 void devrt_server_detach(devrt_device *device, devrt_module *module);

@@ -229,7 +229,37 @@ static bool should_stop(struct devrt_server *server)
     return stop;
 }
 
-/* Idle, the server sleeps on the doorbell; the timeout only bounds a missed wake-up. */
+void devrt_server_expect(devrt_device *device, int64_t delta)
+{
+    struct devrt_server *server = &device->server;
+    /* Before the signal, which the server's check under idle_lock then sees or waits for. */
+    __atomic_add_fetch(&server->callers, delta, __ATOMIC_SEQ_CST);
+    if (delta <= 0)
+        return;
+    pthread_mutex_lock(&server->idle_lock);
+    pthread_cond_signal(&server->work);
+    pthread_mutex_unlock(&server->idle_lock);
+}
+
+/*
+ * With no kernel that may call it, the server blocks until one may (0 % of a CPU, where a
+ * poll would wake it every DEVRT_SERVER_POLL_MS); returns whether it had none.
+ */
+static bool wait_for_callers(struct devrt_server *server)
+{
+    pthread_mutex_lock(&server->idle_lock);
+    bool none = __atomic_load_n(&server->callers, __ATOMIC_SEQ_CST) == 0;
+    while (__atomic_load_n(&server->callers, __ATOMIC_SEQ_CST) == 0 &&
+           !__atomic_load_n(&server->stopping, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&server->work, &server->idle_lock);
+    pthread_mutex_unlock(&server->idle_lock);
+    return none;
+}
+
+/*
+ * Idle, the server sleeps on the doorbell while a kernel may call it, the timeout only
+ * bounding a missed wake-up; with none, it blocks until a launch is queued.
+ */
 static void *server_main(void *arg)
 {
     devrt_device *device = arg;
@@ -239,6 +269,8 @@ static void *server_main(void *arg)
             server->last_taken_ns = devrt_now_ns();
             continue;
         }
+        if (wait_for_callers(server))
+            continue;
         uint64_t armed = device->ops->arm_doorbell(device);
         /*
          * Devices ring only while the flag is set. Set after arming, so that a device that
@@ -299,6 +331,8 @@ int devrt_server_start(devrt_device *device)
     server->last_taken_ns = devrt_now_ns();
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->pass_done, NULL);
+    pthread_mutex_init(&server->idle_lock, NULL);
+    pthread_cond_init(&server->work, NULL);
     server->buffer_budget = DEVRT_SERVER_BUFFER_BUDGET;
     int error = pthread_create(&server->thread, &attr, server_main, device);
     pthread_attr_destroy(&attr);
@@ -317,6 +351,8 @@ int devrt_server_start(devrt_device *device)
     if (status != DEVRT_SUCCESS) {
         pthread_cond_destroy(&server->pass_done);
         pthread_mutex_destroy(&server->lock);
+        pthread_cond_destroy(&server->work);
+        pthread_mutex_destroy(&server->idle_lock);
     }
     return status;
 }
@@ -337,6 +373,10 @@ void devrt_server_stop(devrt_device *device)
     server->stop = true;
     devrt_faults_stop(server);
     pthread_mutex_unlock(&server->lock);
+    pthread_mutex_lock(&server->idle_lock);
+    __atomic_store_n(&server->stopping, true, __ATOMIC_RELEASE);
+    pthread_cond_signal(&server->work);
+    pthread_mutex_unlock(&server->idle_lock);
     device->ops->ring_doorbell(device);
     pthread_join(server->thread, NULL);
     free(server->hostcalls);
@@ -347,6 +387,8 @@ void devrt_server_stop(devrt_device *device)
     devrt_faults_release(server);
     pthread_cond_destroy(&server->pass_done);
     pthread_mutex_destroy(&server->lock);
+    pthread_cond_destroy(&server->work);
+    pthread_mutex_destroy(&server->idle_lock);
 }
 
 void devrt_server_attach(devrt_device *device, devrt_module *module)

@@ -25,10 +25,13 @@
  * a stream of its own, which must wait for the spin (test_after_sync).
  * unload_while_waited: the module unloaded by one thread while another waits for its spin
  * (test_unload_while_waited).
+ * server_waits: with no launch in flight the server blocks (test_server_waits), and its
+ * control, the spin in flight.
  * timeout_test IMAGE fires|fires_in_wave|in_time|after|after_control|other_stream|
- * other_stream_control|program_signal|unload_runaway|after_sync|unload_while_waited
- * [BACKEND]; exits 0 when it holds, 1 when not, 77 without a device. It prints how late the timeout
- * came, for docs/reliability.md.
+ * other_stream_control|program_signal|unload_runaway|after_sync|unload_while_waited|
+ * free_context|raise_and_timeout|server_waits|server_waits_control [BACKEND]; exits 0 when it
+ * holds, 1 when not, 77 without a device. It prints how late the timeout came, for
+ * docs/reliability.md.
  */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -707,6 +710,51 @@ static void test_in_time(void)
     check_usable(LANES, check_output(true));
 }
 
+/* The CPU time the device's server thread has used, by its own clock. */
+static uint64_t server_cpu_ns(void)
+{
+    struct devrt_device_info info;
+    CHECK(devrt_device_get_info(device, &info) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    return info.server_cpu_ns;
+}
+
+/*
+ * With no launch in flight the server thread blocks: its CPU clock stands still over a
+ * second (a poll would wake it ten times). A launch after that quiet is served: its lanes'
+ * lines arrive. CONTROL: the spin in flight, unreleased, over the same second: the server
+ * polls for it, and its clock moves.
+ */
+static void test_server_waits(bool control)
+{
+    uint64_t spin = 0;
+    if (control) {
+        const struct devrt_launch_config config = {.grid = {LANES, 1, 1}, .block = {1, 1, 1}};
+        struct devrt_arg args[] = {DEVRT_ARG_PTR(&words[0]), DEVRT_ARG_PTR(&words[1]),
+                                   DEVRT_ARG_PTR(&words[2])};
+        CHECK(devrt_launch_async(module, "spin", &config, args, 3, NULL, &spin) == DEVRT_SUCCESS,
+              "the spin: %s", devrt_last_error());
+    }
+    /* A server that polls wakes within DEVRT_SERVER_POLL_MS (100 ms) of this. */
+    nanosleep(&(struct timespec){0, 200000000}, NULL);
+    uint64_t before = server_cpu_ns();
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    uint64_t used = server_cpu_ns() - before;
+    printf("the server used %" PRIu64 " ns of CPU in 1 s %s\n", used,
+           control ? "with a launch in flight" : "with none");
+    if (control)
+        CHECK(used > 0, "the server's clock stood still while a launch was in flight");
+    else
+        CHECK(used == 0, "the server used %" PRIu64 " ns of CPU with no launch in flight", used);
+    if (control) {
+        __atomic_store_n(&words[0], 1u, __ATOMIC_RELEASE);
+        CHECK(devrt_launch_wait(device, spin, NULL) == DEVRT_SUCCESS, "the spin: %s",
+              devrt_last_error());
+        check_output(true);
+        return;
+    }
+    check_usable(0, -1);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const tests[] = {"fires",
@@ -721,7 +769,9 @@ int main(int argc, char **argv)
                                         "after_sync",
                                         "unload_while_waited",
                                         "free_context",
-                                        "raise_and_timeout"};
+                                        "raise_and_timeout",
+                                        "server_waits",
+                                        "server_waits_control"};
     const char *test = argc > 2 ? argv[2] : "";
     size_t known = 0;
     while (known < sizeof tests / sizeof *tests && strcmp(test, tests[known]))
@@ -730,7 +780,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: timeout_test IMAGE fires|fires_in_wave|in_time|after|"
                         "after_control|other_stream|other_stream_control|program_signal|"
                         "unload_runaway|after_sync|unload_while_waited|free_context|"
-                        "raise_and_timeout [emu|hsa|cuda]\n");
+                        "raise_and_timeout|server_waits|server_waits_control [emu|hsa|cuda]\n");
         return 2;
     }
     int exit_code =
@@ -761,6 +811,8 @@ int main(int argc, char **argv)
         test_free_context();
     else if (!strcmp(test, "raise_and_timeout"))
         test_raise_and_timeout();
+    else if (!strncmp(test, "server_waits", 12))
+        test_server_waits(strstr(test, "_control") != NULL);
     else if (!strncmp(test, "after", 5) || !strncmp(test, "other_stream", 12))
         test_after(argv[1], strstr(test, "_control") != NULL, !strncmp(test, "other", 5));
     else
