@@ -223,6 +223,8 @@ int devrt_device_create(enum devrt_backend kind, const struct devrt_backend_ops 
 int devrt_server_start(devrt_device *device);
 /* The CPU time the server thread has used, by its own clock; 0 if it cannot be read. */
 uint64_t devrt_server_cpu_ns(const devrt_device *device);
+/* Whether a port of SERVER's modules holds a request it has not served; under its lock. */
+bool devrt_server_has_request(const struct devrt_server *server);
 /* DELTA more (or fewer) kernels may send DEVICE's server requests (devrt_server.callers). */
 void devrt_server_expect(devrt_device *device, int64_t delta);
 void devrt_server_stop(devrt_device *device);

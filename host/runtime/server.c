@@ -427,6 +427,14 @@ static bool module_idle(const devrt_module *module)
     return true;
 }
 
+bool devrt_server_has_request(const struct devrt_server *server)
+{
+    for (const devrt_module *m = server->modules; m; m = m->next)
+        if (!module_idle(m))
+            return true;
+    return false;
+}
+
 /* Whether the module's kernels are still known to have ended (devrt_server_drain). */
 static bool still_ended(const devrt_module *module, bool ended, uint64_t queued)
 {

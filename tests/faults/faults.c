@@ -128,8 +128,13 @@ static void hook_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t ti
     struct devrt_faults *faults = faults_of(server);
     pthread_mutex_lock(&server->lock);
     faults->now.woke = woke;
-    /* Woken before the poll's end: a ring, which is lost if a drop is due. */
-    if (woke - start < limit && faults->settings.drop_doorbells) {
+    /*
+     * Woken before the poll's end with a request waiting: its ring, which is lost if a drop
+     * is due. A ring with none behind it is late: the device read the sleeping flag before
+     * the pass that served its request cleared it, and nothing waits on it.
+     */
+    if (woke - start < limit && faults->settings.drop_doorbells &&
+        devrt_server_has_request(server)) {
         faults->settings.drop_doorbells--;
         faults->stats.doorbells_dropped++;
         faults->ring_ns = woke;
