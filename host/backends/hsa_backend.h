@@ -19,7 +19,6 @@
 #include "amdgpu_metadata.h"
 #include "backend.h"
 #include "codeobject.h"
-#include "hsa_memory.h"
 
 /* What one file of the backend defines for another, and no one outside it. */
 #define DEVRT_HSA_INTERNAL __attribute__((visibility("hidden")))
@@ -227,10 +226,6 @@ DEVRT_HSA_INTERNAL int devrt_hsa_lose(devrt_device *device, struct hsa_backend *
 DEVRT_HSA_INTERNAL void *devrt_hsa_alloc(devrt_device *device, size_t size,
                                          enum devrt_memory memory);
 DEVRT_HSA_INTERNAL void devrt_hsa_free(devrt_device *device, void *ptr, enum devrt_memory memory);
-/* How the host reaches SIZE bytes at the device address DEVICE_SIDE (hsa_memory.h): NONE
-   also where the runtime cannot say. *HOST is the host's address for ACCESS_HOST. */
-DEVRT_HSA_INTERNAL enum devrt_hsa_access devrt_hsa_place(const void *device_side, size_t size,
-                                                         void **host);
 DEVRT_HSA_INTERNAL int devrt_hsa_copy(struct hsa_backend *b, void *dst, const void *src,
                                       size_t size, bool read);
 DEVRT_HSA_INTERNAL int devrt_hsa_read(devrt_device *device, void *dst, const void *src,

@@ -107,14 +107,6 @@ void devrt_hsa_free(devrt_device *device, void *ptr, enum devrt_memory memory)
     devrt_hsa.hsa_amd_memory_pool_free(ptr);
 }
 
-enum devrt_hsa_access devrt_hsa_place(const void *device_side, size_t size, void **host)
-{
-    hsa_amd_pointer_info_t info = {.size = sizeof info};
-    if (devrt_hsa.hsa_amd_pointer_info(device_side, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
-        return DEVRT_HSA_ACCESS_NONE;
-    return devrt_hsa_access(&info, (uintptr_t)device_side, size, host);
-}
-
 /*
  * SIZE bytes at the device address DEVICE_SIDE (src when reading, dst when writing), which
  * may be one the device made up (a string's): the runtime must place the whole range in
@@ -126,8 +118,12 @@ int devrt_hsa_copy(struct hsa_backend *b, void *dst, const void *src, size_t siz
 {
     if (size == 0)
         return 0;
+    const void *device_side = read ? src : dst;
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    if (devrt_hsa.hsa_amd_pointer_info(device_side, &info, NULL, NULL, NULL) != HSA_STATUS_SUCCESS)
+        return -1;
     void *host = NULL;
-    switch (devrt_hsa_place(read ? src : dst, size, &host)) {
+    switch (devrt_hsa_access(&info, (uintptr_t)device_side, size, &host)) {
     case DEVRT_HSA_ACCESS_NONE: return -1;
     case DEVRT_HSA_ACCESS_HOST: memcpy(read ? dst : host, read ? host : src, size); return 0;
     case DEVRT_HSA_ACCESS_DEVICE: break;

@@ -221,40 +221,27 @@ bool devrt_hsa_ended(const struct devrt_launch_entry *entry)
 }
 
 /*
- * Point the module's state at ENTRY's record before its kernel runs, with no wait: where the
- * state lies in host-visible memory by a store, else by an asynchronous copy of the word at
- * CELL (past the kernel arguments), which a barrier-AND packet ahead of the kernel waits
- * for (submit). A copy waited for here could wait for ever: where ROCr copies with blit
- * kernels (HSA_ENABLE_SDMA=0, an APU), one needs a wave slot, a runaway of the module that
- * fills the GPU holds them all, and the unload that would end it needs launch.c's lock,
- * which this holds. launch.c has waited for the module's last launch to end, unless a
- * runaway's: a raise of a runaway may land in the new record.
+ * Point the module's state at ENTRY's record before its kernel runs, with no wait: an
+ * asynchronous copy of the word at CELL (past the kernel arguments), which a barrier-AND
+ * packet ahead of the kernel waits for (submit). A copy waited for here could wait for ever:
+ * where ROCr copies with blit kernels (HSA_ENABLE_SDMA=0, an APU), one needs a wave slot, a
+ * runaway of the module that fills the GPU holds them all, and the unload that would end
+ * it needs launch.c's lock, which this holds. launch.c has waited for the module's last
+ * launch to end, unless a runaway's: a raise of a runaway may land in the new record.
  */
 static int point_state(struct hsa_backend *b, struct devrt_launch_entry *entry,
                        struct hsa_launch *l, struct devrt_exception_record **cell)
 {
-    struct devrt_exception_record **state = &devrt_module_state(entry->module)->exception;
-    void *host = NULL;
-    switch (devrt_hsa_place(state, sizeof *state, &host)) {
-    case DEVRT_HSA_ACCESS_NONE:
-        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: the runtime cannot place the module's state");
-    case DEVRT_HSA_ACCESS_HOST:
-        memcpy(host, &entry->slot, sizeof entry->slot);
-        return DEVRT_SUCCESS;
-    case DEVRT_HSA_ACCESS_DEVICE: break;
-    }
     *cell = entry->slot;
-    if (devrt_hsa.hsa_signal_create(1, 0, NULL, &l->state_copied) != HSA_STATUS_SUCCESS) {
-        l->state_copied.handle = 0;
-        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot create a completion signal");
-    }
-    if (devrt_hsa.hsa_amd_memory_async_copy(state, b->gpu, cell, b->cpu, sizeof *cell, 0, NULL,
-                                            l->state_copied) != HSA_STATUS_SUCCESS) {
+    if (devrt_hsa.hsa_signal_create(1, 0, NULL, &l->state_copied) == HSA_STATUS_SUCCESS &&
+        devrt_hsa.hsa_amd_memory_async_copy(&devrt_module_state(entry->module)->exception, b->gpu,
+                                            cell, b->cpu, sizeof *cell, 0, NULL,
+                                            l->state_copied) == HSA_STATUS_SUCCESS)
+        return DEVRT_SUCCESS;
+    if (l->state_copied.handle)
         devrt_hsa.hsa_signal_destroy(l->state_copied);
-        l->state_copied.handle = 0;
-        return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
-    }
-    return DEVRT_SUCCESS;
+    l->state_copied.handle = 0;
+    return devrt_fail(DEVRT_ERROR_BACKEND, "HSA: cannot point the state at a record");
 }
 
 /*

@@ -914,6 +914,32 @@ static void test_access_refused(void)
     test_allocation(DEVRT_HSASIM_ACCESS);
 }
 
+/*
+ * The runtime refuses a copy: the one that points the state at a launch's own record (the
+ * second of two launches in flight needs one) fails that launch, saying so, and the one
+ * that fills a loading module's state fails the load; the launch in flight, the next
+ * launch and the next load go on.
+ */
+static void test_copy_refused(void)
+{
+    uint64_t first = 0, second = 0;
+    CHECK(launch_mark(1, &first, NULL) == DEVRT_SUCCESS, "%s", devrt_last_error());
+    inject(DEVRT_HSASIM_COPY, 1);
+    int status = launch_mark(1, &second, NULL);
+    CHECK(status == DEVRT_ERROR_BACKEND && strstr(devrt_last_error(), "cannot point the state"),
+          "the launch whose copy was refused: %s (%s)", devrt_status_string(status),
+          devrt_last_error());
+    CHECK(devrt_launch_wait(device, first, NULL) == DEVRT_SUCCESS, "the launch in flight: %s",
+          devrt_last_error());
+    check_usable("a refused copy of the state pointer");
+    devrt_module *other = NULL;
+    inject(DEVRT_HSASIM_COPY, 1);
+    CHECK(harness_load(device, image, &other) != DEVRT_SUCCESS, "a load whose copy was refused");
+    CHECK(harness_load(device, image, &other) == DEVRT_SUCCESS, "the next load: %s",
+          devrt_last_error());
+    devrt_module_unload(other);
+}
+
 /* Each test: without a control (plain), or with one, NAME_control (checked). */
 static const struct {
     const char *name;
@@ -928,6 +954,7 @@ static const struct {
     {"open_failures", test_open_failures, NULL},
     {"allocation", test_allocation_refused, NULL},
     {"access", test_access_refused, NULL},
+    {"copy_refused", test_copy_refused, NULL},
     {"kernarg_grants", NULL, test_kernarg_grants},
     {"unload_runaway", test_unload_runaway, NULL},
     {"launch_lock", test_launch_lock, NULL},

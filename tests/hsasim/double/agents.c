@@ -104,7 +104,8 @@ bool hsasim_planted(const char *plant)
 /* $DEVRT_HSASIM_INJECT: "KIND:N", for programs that do not call the double themselves. */
 static void inject_from_environment(void)
 {
-    static const char *const kinds[] = {"memory", "queue", "loader", "allocation", "access"};
+    static const char *const kinds[] = {"memory",     "queue",  "loader",
+                                        "allocation", "access", "copy"};
     const char *spec = getenv("DEVRT_HSASIM_INJECT");
     if (!spec || !*spec)
         return;

@@ -15,6 +15,7 @@ enum devrt_hsasim_fault {
     DEVRT_HSASIM_LOADER,       /* loading a code object is refused */
     DEVRT_HSASIM_ALLOCATION,   /* a pool allocation fails: out of resources */
     DEVRT_HSASIM_ACCESS,       /* a grant of access fails */
+    DEVRT_HSASIM_COPY,         /* an asynchronous copy is refused: out of resources */
     DEVRT_HSASIM_FAULT_KINDS
 };
 

@@ -340,7 +340,7 @@ hsa_status_t hsa_amd_memory_async_copy(void *dst, hsa_agent_t dst_agent, const v
                    src, size);
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    struct copy *c = malloc(sizeof *c);
+    struct copy *c = hsasim_injected(DEVRT_HSASIM_COPY) ? NULL : malloc(sizeof *c);
     if (!c)
         return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
     /* The engine of the GPU the copy goes to or comes from. */
