@@ -232,9 +232,11 @@ static bool should_stop(struct devrt_server *server)
 void devrt_server_expect(devrt_device *device, int64_t delta)
 {
     struct devrt_server *server = &device->server;
-    /* Before the signal, which the server's check under idle_lock then sees or waits for. */
-    __atomic_add_fetch(&server->callers, delta, __ATOMIC_SEQ_CST);
-    if (delta <= 0)
+    /*
+     * Before the signal, which the server's check under idle_lock then sees or waits for.
+     * Only a rise from 0 can find the server waiting: a launch beside others takes no lock.
+     */
+    if (__atomic_add_fetch(&server->callers, delta, __ATOMIC_SEQ_CST) != delta || delta <= 0)
         return;
     pthread_mutex_lock(&server->idle_lock);
     pthread_cond_signal(&server->work);
