@@ -117,5 +117,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # kernels with the installed rules.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "clang-${DEVRT_LLVM_VERSION}, lld-${DEVRT_LLVM_VERSION}, llvm-${DEVRT_LLVM_VERSION}, pkg-config")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libhsa-runtime64-1")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libhsa-runtime64-1, libamd-comgr2")
 include(CPack)

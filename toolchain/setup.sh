@@ -16,6 +16,7 @@ packages=(
     rocm-device-libs    # ROCm's ockl, the baseline of the cost report
     libelf-dev          # devrt-leaks and the runtime read ELF through elfutils
     libmsgpack-dev      # the runtime reads amdgcn code objects' metadata (msgpack-c)
+    libamd-comgr-dev    # ROCm's comgr: the runtime reads code for loads of ockl's arguments
     libffi-dev          # the emulation backend calls kernels with any signature
     abigail-tools       # abidiff checks libdevrt's ABI against abi/libdevrt.abi (tests/abi)
 )

@@ -113,9 +113,9 @@ static const struct {
     {"hidden_completion_action", "devrt has no device-side enqueue"},
     /* Without the AMDGPU attributor (-O0, LLVM 19's LTO pipeline, a call LLVM cannot see
        into) LLVM lists these two for every kernel; only ockl's code reads them, and the
-       dispatch refuses a code object that holds it (ockl_refusal). */
-    {"hidden_hostcall_buffer", "the code object holds no ockl hostcall code"},
-    {"hidden_heap_v1", "the code object holds no ockl malloc code"},
+       dispatch refuses a code object whose code may read them (ockl_refusal). */
+    {"hidden_hostcall_buffer", "no load in the code object reads it"},
+    {"hidden_heap_v1", "no load in the code object reads it"},
 };
 
 /* Hidden arguments that would need a service devrt does not provide: such kernels are
@@ -131,8 +131,8 @@ static const struct {
 
 /*
  * Why KIND may not be zero in a code object of METADATA, or NULL: ockl's hostcall and malloc
- * read their buffer through it, and zero would send them through a null pointer. An image
- * without a symbol table cannot show that it holds no such code.
+ * read their buffer through it, and zero would send them through a null pointer. The code
+ * was read for loads of it when the code object was (amdgpu_code_scan.h).
  */
 static const char *ockl_refusal(const struct devrt_amdgpu_metadata *m, const char *kind, char *text,
                                 size_t size)
@@ -140,17 +140,11 @@ static const char *ockl_refusal(const struct devrt_amdgpu_metadata *m, const cha
     bool hostcall = !strcmp(kind, "hidden_hostcall_buffer");
     if (!hostcall && strcmp(kind, "hidden_heap_v1"))
         return NULL;
-    const char *symbol = hostcall ? m->ockl_hostcall : m->ockl_heap;
-    if (!m->has_symbol_table)
-        snprintf(text, size,
-                 "the code object has no symbol table (stripped), so devrt cannot tell that it "
-                 "holds no ockl %s code",
-                 hostcall ? "hostcall" : "malloc");
-    else if (symbol[0])
-        snprintf(text, size, "its code object holds ockl's %s (%s), which devrt does not serve",
-                 hostcall ? "hostcall" : "malloc", symbol);
-    else
+    const char *read = hostcall ? m->hostcall_read : m->heap_read;
+    if (!read[0])
         return NULL;
+    snprintf(text, size, "%s; devrt does not serve ockl's %s, so it may not pass 0", read,
+             hostcall ? "hostcall" : "malloc");
     return text;
 }
 
@@ -186,7 +180,7 @@ static int hidden_check(const struct devrt_amdgpu_metadata *m, const struct devr
 {
     const char *kind = a->value_kind;
     uint32_t want = 8;
-    char why[256];
+    char why[1024];
     if (ockl_refusal(m, kind, why, sizeof why))
         return devrt_fail(DEVRT_ERROR_LAUNCH, "kernel %s needs %s (offset %u): %s", k->name, kind,
                           a->offset, why);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amdgpu_code_scan.h"
 #include "amdgpu_metadata.h"
 #include "codeobject.h"
 
@@ -139,21 +140,6 @@ static uint32_t le32(const unsigned char *p)
 }
 
 /*
- * ockl's hostcall and device malloc are large functions that LLVM leaves out of line (the
- * hostcall loop is cold), so a code object that holds their code names them in its symbol
- * table, as local functions when linked in as builtins; one that only calls them names them
- * as undefined. Either way the first such name is kept for the refusal's message.
- */
-static void note_ockl_symbol(struct devrt_amdgpu_metadata *m, const char *name)
-{
-    static const char hostcall[] = "__ockl_hostcall_", heap[] = "__ockl_dm_";
-    if (!m->ockl_hostcall[0] && !strncmp(name, hostcall, sizeof hostcall - 1))
-        snprintf(m->ockl_hostcall, sizeof m->ockl_hostcall, "%s", name);
-    if (!m->ockl_heap[0] && !strncmp(name, heap, sizeof heap - 1))
-        snprintf(m->ockl_heap, sizeof m->ockl_heap, "%s", name);
-}
-
-/*
  * Each kernel's descriptor, found through the symbol tables. An image without one keeps
  * has_descriptor false rather than failing here: the metadata alone still serves argument
  * checks, and the dispatch refuses a kernel whose descriptor is missing.
@@ -167,8 +153,6 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
         if (!gelf_getshdr(section, &header) ||
             (header.sh_type != SHT_SYMTAB && header.sh_type != SHT_DYNSYM) || !header.sh_entsize)
             continue;
-        if (header.sh_type == SHT_SYMTAB)
-            m->has_symbol_table = true;
         Elf_Data *symbols = elf_getdata(section, NULL);
         if (!symbols)
             continue;
@@ -180,7 +164,6 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
             const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
             if (!name)
                 continue;
-            note_ockl_symbol(m, name);
             struct devrt_amdgpu_kernel *k = NULL;
             for (size_t j = 0; j < m->kernel_count && !k; ++j)
                 if (!m->kernels[j].has_descriptor && !strcmp(m->kernels[j].symbol, name))
@@ -203,6 +186,39 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
             k->descriptor_kernel_code_properties = (uint16_t)(d[56] | d[57] << 8);
         }
     }
+}
+
+/*
+ * Scans the code for reads of the hidden argument KIND where a kernel lists it, into READ
+ * (struct devrt_amdgpu_metadata's hostcall_read and heap_read).
+ */
+static void scan_reads(Elf *elf, struct devrt_amdgpu_metadata *m, const char *kind, char *read)
+{
+    /* A kernel lists each hidden argument once at most. */
+    struct devrt_amdgpu_slot *slots = calloc(m->kernel_count ? m->kernel_count : 1, sizeof *slots);
+    if (!slots) {
+        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE, "devrt had no memory to read the code");
+        return;
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < m->kernel_count; ++i) {
+        const struct devrt_amdgpu_kernel *k = &m->kernels[i];
+        uint32_t implicit = UINT32_MAX;
+        for (size_t j = 0; j < k->arg_count; ++j)
+            if (k->args[j].hidden && k->args[j].offset < implicit)
+                implicit = k->args[j].offset;
+        for (size_t j = 0; j < k->arg_count; ++j)
+            if (!strcmp(k->args[j].value_kind, kind)) {
+                slots[count++] =
+                    (struct devrt_amdgpu_slot){k->args[j].offset, k->args[j].offset - implicit};
+                break;
+            }
+    }
+    char isa[96];
+    snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", m->isa);
+    if (count)
+        devrt_amdgpu_scan_slot_reads(elf, isa, slots, count, read);
+    free(slots);
 }
 
 /* Where a malformed note went wrong, for the message. */
@@ -508,8 +524,11 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
         read_isa(&header, m);
         status = read_notes(elf, path, m);
     }
-    if (status == DEVRT_SUCCESS)
+    if (status == DEVRT_SUCCESS) {
         read_descriptors(elf, m);
+        scan_reads(elf, m, "hidden_hostcall_buffer", m->hostcall_read);
+        scan_reads(elf, m, "hidden_heap_v1", m->heap_read);
+    }
     elf_end(elf);
     return status;
 }

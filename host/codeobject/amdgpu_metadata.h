@@ -69,12 +69,12 @@ struct devrt_amdgpu_metadata {
     enum devrt_amdgpu_feature xnack, sramecc;
     char isa[64]; /* processor and features as a target ID: gfx90a:xnack-, gfx1100 */
     /*
-     * What the symbol tables say of ROCm's device libraries: the first symbol of ockl's
-     * hostcall (__ockl_hostcall_*) and of its device malloc (__ockl_dm_*), "" for none. Only
-     * an image with a .symtab can tell: a stripped one leaves has_symbol_table false.
+     * Why devrt may not write 0 to the hidden argument that carries ockl's hostcall buffer
+     * (hostcall_read) or heap (heap_read) in any kernel listing it: a load of the code that
+     * may read it (amdgpu_code_scan.h), or why the code could not be read. "" where no kernel
+     * lists it or no code reads it.
      */
-    bool has_symbol_table;
-    char ockl_hostcall[64], ockl_heap[64];
+    char hostcall_read[512], heap_read[512];
     struct devrt_amdgpu_kernel *kernels;
     size_t kernel_count;
 };

@@ -940,6 +940,46 @@ static void test_copy_refused(void)
     devrt_module_unload(other);
 }
 
+/*
+ * mark built at -O0 with a call of ockl's hostcall and stripped of ockl's symbols
+ * ($DEVRT_TEST_OCKL_IMAGE) is refused at launch, naming the load that reads the hostcall
+ * buffer, where 0 would send ockl through a null pointer; CONTROL: the same kernel without
+ * the call ($DEVRT_TEST_NO_OCKL_IMAGE) runs, its buffer 0.
+ */
+static void test_ockl_hostcall(bool control)
+{
+    const char *path = getenv(control ? "DEVRT_TEST_NO_OCKL_IMAGE" : "DEVRT_TEST_OCKL_IMAGE");
+    devrt_module *other = NULL;
+    CHECK(path && harness_load(device, path, &other) == DEVRT_SUCCESS, "loading %s: %s",
+          path ? path : "(no image given)", devrt_last_error());
+    if (!other)
+        return;
+    uint32_t *marked = devrt_mem_alloc(device, 2 * sizeof *marked);
+    CHECK(marked != NULL, "%s", devrt_last_error());
+    if (!marked) {
+        devrt_module_unload(other);
+        return;
+    }
+    marked[0] = marked[1] = 0;
+    const struct devrt_launch_config config = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(marked)};
+    int status = devrt_launch(other, "mark", &config, args, 1, NULL);
+    uint32_t seen[2] = {marked[0], marked[1]};
+    if (control)
+        CHECK(status == DEVRT_SUCCESS && seen[0] == 1, "without ockl: %s (%s), marked %u",
+              devrt_status_string(status), devrt_last_error(), seen[0]);
+    else
+        CHECK(status == DEVRT_ERROR_LAUNCH && seen[0] == 0 &&
+                  strstr(devrt_last_error(), "hidden_hostcall_buffer") &&
+                  strstr(devrt_last_error(), "its code may read it: s_load_dwordx2") &&
+                  strstr(devrt_last_error(), "devrt does not serve ockl's hostcall"),
+              "with ockl: %s (%s), marked %u", devrt_status_string(status), devrt_last_error(),
+              seen[0]);
+    devrt_mem_free(device, marked);
+    devrt_module_unload(other);
+    check_usable("a kernel refused for ockl's hostcall");
+}
+
 /* Each test: without a control (plain), or with one, NAME_control (checked). */
 static const struct {
     const char *name;
@@ -970,6 +1010,7 @@ static const struct {
     {"fault_holding_port", NULL, test_fault_holding_port},
     {"pools", test_pools, NULL},
     {"blit_behind_runaway", NULL, test_blit_behind_runaway},
+    {"ockl_hostcall", NULL, test_ockl_hostcall},
 };
 
 int main(int argc, char **argv)

@@ -11,7 +11,8 @@ can run carries the label only-gpu (hardware and nvptx: a GPU fault, which on th
 emulation would be the process's own), only-nvptx (the CUDA driver's own behaviour) or
 only-kinds (which parameters are pointers, which PTX does not say) or only-trace (the
 trace's tests, on the emulation and the doubles) or only-two-gpus (hsasim32, whose double
-lists two GPU agents), and is compared among
+lists two GPU agents) or only-gfx90a (hsasim, for code objects that need ROCm's ockl, which
+the installed device libraries build for gfx90a and not gfx1100), and is compared among
 those backends alone. Exit codes: 0 the same, 1 they differ (each difference named), 2 the
 list could not be read.
 """
@@ -26,6 +27,7 @@ BACKENDS = ("emu", "emu64", "hardware", "nvptx", "hsasim", "hsasim32", "hip",
 ONLY = {"only-gpu": ("hardware", "nvptx"), "only-nvptx": ("nvptx",),
         "only-hsasim": ("hsasim", "hsasim32"), "only-hipfake": ("hipfake",),
         "only-two-gpus": ("hsasim32",),
+        "only-gfx90a": ("hsasim",),
         "only-kinds": tuple(b for b in BACKENDS if b != "nvptx"),
         # The trace's events against what devrt-run printed, where CI runs them; a GPU's
         # run of the same is not registered yet.

@@ -1,0 +1,203 @@
+/* Hidden argument reads found in an amdgcn code object's code (amdgpu_code_scan.h). */
+#include "amdgpu_code_scan.h"
+
+#include <amd_comgr.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vendor_library.h"
+
+static amd_comgr_status_t (*create_info)(const char *,
+                                         uint64_t (*)(uint64_t, char *, uint64_t, void *),
+                                         void (*)(const char *, void *), void (*)(uint64_t, void *),
+                                         amd_comgr_disassembly_info_t *);
+static amd_comgr_status_t (*destroy_info)(amd_comgr_disassembly_info_t);
+static amd_comgr_status_t (*disassemble)(amd_comgr_disassembly_info_t, uint64_t, void *,
+                                         uint64_t *);
+
+static pthread_once_t comgr_once = PTHREAD_ONCE_INIT;
+static void *comgr;
+static char comgr_error[400];
+
+static void open_comgr(void)
+{
+    static const char *const files[] = {"libamd_comgr.so.3", "libamd_comgr.so.2", NULL};
+    static const struct devrt_vendor_library library = {
+        .what = "ROCm's code object manager",
+        .variable = "DEVRT_COMGR_LIBRARY",
+        .files = files,
+    };
+    const struct devrt_vendor_symbol symbols[] = {
+        {"amd_comgr_create_disassembly_info", &create_info, false},
+        {"amd_comgr_destroy_disassembly_info", &destroy_info, false},
+        {"amd_comgr_disassemble_instruction", &disassemble, false},
+    };
+    comgr = devrt_vendor_library_open(&library, symbols, sizeof symbols / sizeof symbols[0],
+                                      comgr_error, sizeof comgr_error);
+}
+
+/* One executable section, which comgr reads through read_code, and the last instruction. */
+struct code {
+    const unsigned char *bytes;
+    uint64_t address, size;
+    char instruction[128];
+};
+
+static uint64_t read_code(uint64_t from, char *to, uint64_t size, void *user)
+{
+    const struct code *c = user;
+    if (from < c->address || from - c->address >= c->size)
+        return 0;
+    uint64_t offset = from - c->address;
+    uint64_t n = c->size - offset < size ? c->size - offset : size;
+    memcpy(to, c->bytes + offset, n);
+    return n;
+}
+
+static void keep_instruction(const char *instruction, void *user)
+{
+    struct code *c = user;
+    while (isspace((unsigned char)*instruction))
+        ++instruction;
+    snprintf(c->instruction, sizeof c->instruction, "%s", instruction);
+}
+
+static void ignore_address(uint64_t address, void *user)
+{
+    (void)address;
+    (void)user;
+}
+
+/*
+ * The bytes the scalar load MNEMONIC reads: s_load_dword, s_load_dwordx2 to x16 (gfx9 to
+ * gfx10), s_load_b32 to b512, s_load_u8 and the like (gfx11 and later).
+ */
+static uint32_t load_bytes(const char *mnemonic)
+{
+    const char *kind = mnemonic + strlen("s_load_");
+    unsigned n;
+    if (sscanf(kind, "dwordx%u", &n) == 1)
+        return 4 * n;
+    if (sscanf(kind, "%*1[biu]%u", &n) == 1 && n >= 8)
+        return n / 8;
+    return 4;
+}
+
+/* Whether the scalar load INSTRUCTION may read one of SLOTS; *REGISTER tells why. */
+static bool may_read(const char *instruction, const struct devrt_amdgpu_slot *slots, size_t count,
+                     bool *in_register)
+{
+    /* s_load_dwordx2 s[4:5], s[6:7], 0x50 and s_load_b64 s[4:5], s[6:7], s8 offset:0x0 */
+    char mnemonic[32], destination[24], base[24], offset[24];
+    if (sscanf(instruction, "%31s %23[^,], %23[^,], %23s", mnemonic, destination, base, offset) !=
+            4 ||
+        strncmp(mnemonic, "s_load_", 7))
+        return false;
+    char *end;
+    unsigned long long at = strtoull(offset, &end, 0);
+    *in_register = end == offset || *end != '\0';
+    if (*in_register && !strcmp(offset, "null")) {
+        /* gfx12 writes a missing register offset as null, the immediate after it */
+        const char *immediate = strstr(instruction, "offset:");
+        if (!immediate)
+            return false;
+        at = strtoull(immediate + 7, NULL, 0);
+        *in_register = false;
+    }
+    if (*in_register)
+        return true;
+    uint64_t bytes = load_bytes(mnemonic);
+    for (size_t i = 0; i < count; ++i)
+        for (int j = 0; j < 2; ++j) {
+            uint64_t slot = j ? slots[i].implicit_offset : slots[i].kernarg_offset;
+            if (at < slot + 8 && slot < at + bytes)
+                return true;
+        }
+    return false;
+}
+
+/* The function symbol of ELF holding ADDRESS, or "" where the symbol table names none. */
+static const char *function_at(Elf *elf, uint64_t address)
+{
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_SYMTAB || !header.sh_entsize)
+            continue;
+        Elf_Data *symbols = elf_getdata(section, NULL);
+        size_t n = symbols ? symbols->d_size / header.sh_entsize : 0;
+        for (size_t i = 0; i < n; ++i) {
+            GElf_Sym s;
+            if (gelf_getsym(symbols, (int)i, &s) && GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+                s.st_value <= address && address - s.st_value < s.st_size) {
+                const char *name = elf_strptr(elf, header.sh_link, s.st_name);
+                return name ? name : "";
+            }
+        }
+    }
+    return "";
+}
+
+/* Scans one section C with INFO; 1 with READ filled at the first load of SLOTS, else 0. */
+static int scan_section(Elf *elf, amd_comgr_disassembly_info_t info, struct code *c,
+                        const struct devrt_amdgpu_slot *slots, size_t count, char *read)
+{
+    for (uint64_t at = c->address; at < c->address + c->size;) {
+        uint64_t size = 0;
+        c->instruction[0] = '\0';
+        bool decoded = disassemble(info, at, c, &size) == AMD_COMGR_STATUS_SUCCESS;
+        bool in_register = false;
+        if (decoded && may_read(c->instruction, slots, count, &in_register)) {
+            const char *function = function_at(elf, at);
+            snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE,
+                     "its code may read it: %s at 0x%" PRIx64 "%s%s loads %s", c->instruction, at,
+                     function[0] ? " in " : "", function,
+                     in_register ? "from an offset held in a register" : "from its offset");
+            return 1;
+        }
+        /* Data between functions (padding, s_code_end) decodes as nothing: step a word. */
+        at += size >= 4 ? size : 4;
+    }
+    return 0;
+}
+
+int devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, const struct devrt_amdgpu_slot *slots,
+                                 size_t count, char read[DEVRT_AMDGPU_SLOT_READ_SIZE])
+{
+    read[0] = '\0';
+    pthread_once(&comgr_once, open_comgr);
+    if (!comgr) {
+        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE, "devrt cannot read its code to tell: %s",
+                 comgr_error);
+        return -1;
+    }
+    struct code c = {0};
+    amd_comgr_disassembly_info_t info;
+    if (create_info(isa, read_code, keep_instruction, ignore_address, &info) !=
+        AMD_COMGR_STATUS_SUCCESS) {
+        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE,
+                 "devrt cannot read its code to tell: this comgr does not disassemble %s", isa);
+        return -1;
+    }
+    int found = 0;
+    Elf_Scn *section = NULL;
+    while (!found && (section = elf_nextscn(elf, section))) {
+        GElf_Shdr header;
+        Elf_Data *data;
+        if (!gelf_getshdr(section, &header) || header.sh_type != SHT_PROGBITS ||
+            !(header.sh_flags & SHF_EXECINSTR) || !(data = elf_getdata(section, NULL)) ||
+            !data->d_buf)
+            continue;
+        c.bytes = data->d_buf;
+        c.address = header.sh_addr;
+        c.size = data->d_size;
+        found = scan_section(elf, info, &c, slots, count, read);
+    }
+    destroy_info(info);
+    return found;
+}
