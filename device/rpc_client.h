@@ -222,7 +222,26 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_hand_over_in(struct devrt_rpc
     return outbox;
 }
 
-/* Hand the port over (devrt_rpc_hand_over_in) and wake the server. */
+/*
+ * Announce the flip of port `index` to `outbox` in the ready ring (include/devrt/rpc.h): the
+ * wave's leader alone. Relaxed both: the entry carries everything the server needs to find the
+ * flip, and a server that sees it before the flip looks again.
+ */
+static inline DEVRT_ARCH_INLINE void devrt_rpc_announce(struct devrt_rpc_channel *channel,
+                                                        uint32_t index, uint32_t outbox)
+{
+    uint64_t *ring = DEVRT_ARCH_READ_ONLY(channel)->ring;
+    if (!ring)
+        return;
+    uint32_t size = DEVRT_ARCH_READ_ONLY(channel)->ring_size;
+    uint32_t position = devrt_arch_leader_value(devrt_atomic_fetch_add(
+        DEVRT_ARCH_READ_ONLY(channel)->ring_next, 1u, __ATOMIC_RELAXED, DEVRT_SCOPE_DEVICE));
+    devrt_atomic_store(&ring[position & (size - 1u)],
+                       devrt_rpc_ring_entry(position, size, index, outbox), __ATOMIC_RELAXED,
+                       DEVRT_SCOPE_SYSTEM);
+}
+
+/* Hand the port over (devrt_rpc_hand_over_in), announce it and wake the server. */
 static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_channel *channel,
                                                            struct devrt_rpc_buffer *buffer,
                                                            uint32_t index, uint32_t outbox,
@@ -230,8 +249,10 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_post_in(struct devrt_rpc_chan
                                                            uint32_t flags)
 {
     outbox = devrt_rpc_hand_over_in(channel, buffer, index, outbox, lanes, opcode, flags);
-    if (devrt_rpc_leader_in(lanes))
+    if (devrt_rpc_leader_in(lanes)) {
+        devrt_rpc_announce(channel, index, outbox);
         devrt_arch_ring_doorbell(DEVRT_ARCH_READ_ONLY(channel)->doorbell);
+    }
     return outbox;
 }
 

@@ -113,6 +113,16 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
 }
 
 /*
+ * A value that one lane computed alone, in a branch only the wave's leader takes (the ready
+ * ring's position): the same as it, in an SGPR, so that what is computed from it costs no
+ * VGPRs (the atomic optimizer hands each active lane its own share of an add otherwise).
+ */
+static inline uint32_t devrt_arch_leader_value(uint32_t value)
+{
+    return __builtin_amdgcn_readfirstlane(value);
+}
+
+/*
  * The raise's one lane (exception.c): the first active lane's value, for every lane that
  * raises with it. No lane waits for another: the lanes of a branch run together, so the
  * value is there to read, and it sits in an SGPR instead of every lane's VGPR.

@@ -80,6 +80,12 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
     return devrt_emu_meet(0, false, value).first;
 }
 
+/* A value that one lane computed alone, in a branch only the wave's leader takes: itself. */
+static inline uint32_t devrt_arch_leader_value(uint32_t value)
+{
+    return value;
+}
+
 /*
  * The raise's one lane (exception.c): each lane is a thread that raises on its own, and
  * must not wait to meet wave-mates that do not raise.

@@ -85,6 +85,12 @@ static inline uint32_t devrt_arch_read_first(uint32_t value)
     return devrt_arch_read_first_sync(__nvvm_activemask(), value);
 }
 
+/* A value that one lane computed alone, in a branch only the wave's leader takes: itself. */
+static inline uint32_t devrt_arch_leader_value(uint32_t value)
+{
+    return value;
+}
+
 /*
  * The raise's one lane (exception.c): each lane raises with its own values, the registers
  * being the lane's own anyway, and no lane waits for another.

@@ -27,7 +27,7 @@ struct devrt_fault_hooks {
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
     /* The server's lock is held in pass, seen, keep_refused, hand_back, handed, hold_end,
        deferred and hold_all. */
-    void (*pass)(struct devrt_server *server);
+    bool (*pass)(struct devrt_server *server); /* false: the pass looks at no port */
     void (*seen)(struct devrt_server *server);
     bool (*keep_refused)(const struct devrt_server *server);
     void (*hand_back)(struct devrt_server *server);
@@ -39,6 +39,7 @@ struct devrt_fault_hooks {
     bool (*hold_all)(const struct devrt_server *server);
     /* Without the server's lock: */
     uint32_t (*state_flags)(devrt_device *device);
+    bool (*no_ready_ring)(devrt_device *device); /* NULL or false: modules get one */
     bool (*leak_module)(struct devrt_server *server);
     /* A launch of MODULE that raised is concluded: its ports are about to be taken back. */
     void (*before_reclaim)(devrt_module *module);

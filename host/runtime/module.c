@@ -76,6 +76,8 @@ static void free_channel(devrt_module *module)
     if (module->ports)
         munmap(module->ports, module->ports_bytes);
     module->ports = NULL;
+    free(module->pending);
+    module->pending = NULL;
     devrt_heap_detach(module);
 }
 
@@ -93,18 +95,29 @@ static int attach_state(devrt_module *module, uint64_t since)
     if (!device->rpc_ports)
         ports = DEVRT_DEFAULT_PORTS;
     /* Device memory: the initial state, the ports' state words, the heap's tables. */
-    size_t port_words = align_to(sizeof(struct devrt_initial_state), 128);
+    /* The ring's counter has a line of its own: every announcement adds to it. */
+    size_t ring_next = align_to(sizeof(struct devrt_initial_state), 128);
+    size_t port_words = ring_next + 128;
     size_t heap_tables = align_to(port_words + ports * sizeof(uint32_t), 128);
     size_t device_bytes = heap_tables + devrt_heap_plan(module);
-    /* Host-visible memory: the buffers, then the mailboxes, the only part read before written. */
+    /*
+     * Host-visible memory: the buffers, then the mailboxes and the ready ring, the only parts
+     * read before written. The ring has room for two announcements a port (up to its
+     * largest size): a port announces again only once served, so it fills only if the
+     * server falls a whole ring behind, and then the passes serve what it lost.
+     */
     size_t buffer_bytes = ports * sizeof(struct devrt_rpc_buffer);
-    size_t mailbox_bytes = 2 * ports * sizeof(uint32_t);
+    uint32_t ring_size = 0;
+    if (devrt_faults_ready_ring(device))
+        ring_size = 2 * ports < DEVRT_RPC_RING_MAX ? 2 * ports : DEVRT_RPC_RING_MAX;
+    size_t mailbox_bytes = 2 * ports * sizeof(uint32_t) + ring_size * sizeof(uint64_t);
     char *initial = ops->alloc(device, device_bytes, DEVRT_MEMORY_DEVICE);
     char *rpc = ops->alloc(device, buffer_bytes + mailbox_bytes, DEVRT_MEMORY_HOST_RAW);
     module->initial_state = initial;
     module->rpc_memory = rpc;
     map_port_states(module, ports);
-    if (!initial || !rpc || !module->ports) {
+    module->pending = ring_size ? malloc(ports * sizeof *module->pending) : NULL;
+    if (!initial || !rpc || !module->ports || (ring_size && !module->pending)) {
         free_channel(module);
         return devrt_fail(DEVRT_ERROR_OUT_OF_MEMORY, "no memory for %u RPC ports", ports);
     }
@@ -124,6 +137,9 @@ static int attach_state(devrt_module *module, uint64_t since)
         .outbox = (uint32_t *)(rpc + buffer_bytes),
         .inbox = (uint32_t *)(rpc + buffer_bytes) + ports,
         .doorbell = device->doorbell,
+        .ring = ring_size ? (uint64_t *)(rpc + buffer_bytes + 2 * ports * sizeof(uint32_t)) : NULL,
+        .ring_next = (uint32_t *)(initial + ring_next),
+        .ring_size = ring_size,
     };
     /* Aligned as the heap's shards are (abi: _Alignas in heap.h). */
     struct devrt_initial_state *state =

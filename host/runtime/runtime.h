@@ -48,6 +48,7 @@ struct devrt_server {
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
     uint64_t packets_taken;     /* since the fault settings were last set (tests/faults) */
+    uint64_t found_by_ring;     /* of those, found through a ready ring, not a pass */
     uint64_t packets_after_end; /* of an ended kernel, over the budget (tests/faults) */
     uint64_t stale_after_end;   /* stale favourites replaced while draining an ended kernel */
     bool drain_keeps_bound;     /* the control of that (tests/faults): the drain waits instead */
@@ -74,6 +75,8 @@ struct devrt_server {
  * most this much.
  */
 #define DEVRT_SERVER_POLL_MS 100u
+/* While it spins on the ready rings, the server passes over every port this often. */
+#define DEVRT_SERVER_PASS_NS 1000000u
 /* The default bound on the bytes of unfinished messages (docs/output.md, "Memory"). */
 #define DEVRT_SERVER_BUFFER_BUDGET (16u << 20)
 
@@ -119,6 +122,8 @@ struct devrt_lane_message {
 
 struct devrt_port_state {
     bool streaming;
+    /* The outbox value the ready ring announced before the flip was seen, 0 for none. */
+    uint32_t announced;
     uint32_t opcode;
     uint64_t lane_mask;
     struct devrt_lane_message lane[DEVRT_RPC_MAX_LANES];
@@ -163,6 +168,11 @@ struct devrt_module {
     struct devrt_rpc_channel host_channel; /* the same pointers, for the server */
     struct devrt_port_state *ports;        /* the server's, one per port */
     size_t ports_bytes;                    /* the mapping of ports */
+    /* The server's reading of the ready ring: its position, and the ports announced before
+       their flip was seen (those with devrt_port_state.announced set). */
+    uint32_t ring_head;
+    uint32_t *pending;
+    uint32_t pending_count;
     struct devrt_module_heap heap;
     /* The image as read from path, until the module is unloaded (backend.h: load). */
     void *image;
@@ -292,12 +302,14 @@ static inline void devrt_faults_handed(struct devrt_server *server)
         hooks->handed(server);
 }
 
-/* A pass began, and it saw a port's flip: the timeline's steps. */
-static inline void devrt_faults_pass(struct devrt_server *server)
+/*
+ * A pass began, and it saw a port's flip: the timeline's steps. The pass looks at every port
+ * unless this says not to (the ready ring's test).
+ */
+static inline bool devrt_faults_pass(struct devrt_server *server)
 {
     const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
-    if (hooks)
-        hooks->pass(server);
+    return !hooks || hooks->pass(server);
 }
 
 static inline void devrt_faults_seen(struct devrt_server *server)
@@ -343,6 +355,13 @@ static inline uint32_t devrt_faults_state_flags(devrt_device *device)
     if (hooks)
         return hooks->state_flags(device);
     return device->ops->read_serving ? DEVRT_STATE_OUTPUT_BY_ADDRESS : 0;
+}
+
+/* Whether a module loaded now gets a ready ring (the control of the ring leaves it out). */
+static inline bool devrt_faults_ready_ring(devrt_device *device)
+{
+    const struct devrt_fault_hooks *hooks = devrt_faults_of(&device->server);
+    return !hooks || !hooks->no_ready_ring || !hooks->no_ready_ring(device);
 }
 
 /* The planted leak is set: devrt_module_unload keeps the module's struct. */

@@ -198,12 +198,95 @@ static bool serve_port(devrt_module *module, uint32_t index)
     return true;
 }
 
-/* Serve the ports of one module once; returns the number of packets taken. */
+/*
+ * Serve the ports of one module once; returns the number of packets taken. What the ready
+ * ring announced before its flip was seen is served here if it has come, and forgotten
+ * either way: a pass finds every flip, so the ring's look at those ports is only a
+ * shortcut, and a flip that never comes (a client that announced and died) costs nothing.
+ */
 static size_t serve_module(devrt_module *module)
 {
     size_t taken = 0;
     for (uint32_t i = 0; i < module->host_channel.port_count; ++i)
         taken += serve_port(module, i);
+    for (uint32_t i = 0; i < module->pending_count; ++i)
+        module->ports[module->pending[i]].announced = 0;
+    module->pending_count = 0;
+    return taken;
+}
+
+/*
+ * Serve PORT, which the ready ring says was flipped to OUTBOX: now if the flip is there, or
+ * on a later look if it has still to arrive (the entry and the flip are two stores, which
+ * the host may see in either order). Returns whether a packet was taken.
+ */
+static bool serve_announced(devrt_module *module, uint32_t port, uint32_t outbox)
+{
+    const struct devrt_rpc_channel *channel = &module->host_channel;
+    struct devrt_port_state *state = &module->ports[port];
+    if (serve_port(module, port)) {
+        module->device->server.found_by_ring++;
+        state->announced = 0;
+        return true;
+    }
+    uint32_t seen = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
+    bool arrived = (seen & DEVRT_RPC_COUNT_MASK) == outbox;
+    if (arrived) { /* served already by a pass, or held back by the bound: a pass's then */
+        state->announced = 0;
+    } else if (!state->announced) {
+        state->announced = outbox;
+        module->pending[module->pending_count++] = port;
+    }
+    return false;
+}
+
+/*
+ * The module's ready ring, from the server's position on, and the ports announced before
+ * their flip (include/devrt/rpc.h): a look costs the same whatever the number of ports. An
+ * entry is written when it carries its position's lap; the lap before (a zeroed ring's 0
+ * before the first) means its client has still to store it, and the server stops there.
+ * Any other lap (a client a whole ring ahead overwrote it, or a rogue device wrote it) is
+ * skipped: the passes serve its port.
+ */
+static size_t serve_ring(devrt_module *module)
+{
+    const struct devrt_rpc_channel *channel = &module->host_channel;
+    if (!channel->ring)
+        return 0;
+    size_t taken = 0;
+    for (uint32_t i = 0; i < module->pending_count;) {
+        uint32_t port = module->pending[i];
+        taken += serve_announced(module, port, module->ports[port].announced);
+        if (module->ports[port].announced)
+            ++i;
+        else
+            module->pending[i] = module->pending[--module->pending_count];
+    }
+    uint32_t size = channel->ring_size;
+    for (uint32_t looked = 0; looked < size; ++looked) {
+        uint32_t head = module->ring_head;
+        /* Acquire: pairs with nothing (the store is relaxed), but orders the look at the
+           port after it, so that the port is not read older than the entry. */
+        uint64_t entry = __atomic_load_n(&channel->ring[head & (size - 1)], __ATOMIC_ACQUIRE);
+        uint32_t lap = devrt_rpc_ring_entry_lap(entry);
+        if (lap != devrt_rpc_ring_lap(head, size) && lap == devrt_rpc_ring_lap(head - size, size))
+            break;
+        module->ring_head = head + 1;
+        uint32_t port = devrt_rpc_ring_entry_port(entry);
+        if (lap == devrt_rpc_ring_lap(head, size) && port < channel->port_count)
+            taken += serve_announced(module, port, devrt_rpc_ring_entry_outbox(entry));
+    }
+    return taken;
+}
+
+/* Every module's ready ring, under the server's lock; returns the packets taken. */
+static size_t serve_rings(struct devrt_server *server)
+{
+    size_t taken = 0;
+    pthread_mutex_lock(&server->lock);
+    for (devrt_module *m = server->modules; m; m = m->next)
+        taken += serve_ring(m);
+    pthread_mutex_unlock(&server->lock);
     return taken;
 }
 
@@ -212,13 +295,21 @@ static size_t serve_all(struct devrt_server *server)
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
     server->pass_ns = 0; /* read once a pass needs it (backpressure.c) */
-    devrt_faults_pass(server);
-    for (devrt_module *m = server->modules; m; m = m->next)
-        taken += serve_module(m);
+    if (devrt_faults_pass(server))
+        for (devrt_module *m = server->modules; m; m = m->next)
+            taken += serve_module(m);
     server->passes++;
     pthread_cond_broadcast(&server->pass_done);
     pthread_mutex_unlock(&server->lock);
     return taken;
+}
+
+/* A spinning thread's pause: it leaves the core's other thread the pipeline. */
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 
 static bool should_stop(struct devrt_server *server)
@@ -266,7 +357,25 @@ static void *server_main(void *arg)
 {
     devrt_device *device = arg;
     struct devrt_server *server = &device->server;
+    uint64_t passed_ns = 0;
     while (!should_stop(server)) {
+        if (serve_rings(server)) {
+            server->last_taken_ns = devrt_now_ns();
+            continue;
+        }
+        /*
+         * Between a busy kernel's requests the server looks at the rings alone, a look that
+         * costs the same for any number of ports; a pass over every port (clients that do
+         * not announce, packets the bound held back) comes once every DEVRT_SERVER_PASS_NS.
+         */
+        uint64_t now = devrt_now_ns();
+        if (now - server->last_taken_ns < devrt_server_poll_policy.spin_ns &&
+            now - passed_ns < DEVRT_SERVER_PASS_NS &&
+            __atomic_load_n(&server->callers, __ATOMIC_RELAXED) > 0) {
+            relax();
+            continue;
+        }
+        passed_ns = now;
         if (serve_all(server)) {
             server->last_taken_ns = devrt_now_ns();
             continue;
@@ -537,13 +646,6 @@ int devrt_server_reclaim_ports(devrt_device *device, devrt_module *module)
  * the sleeps of devrt_server_poll_policy (poll_policy.c) between looks. A look reads that
  * one word; the ports are scanned only once it is set.
  */
-static void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 uint64_t devrt_polled_arm_doorbell(devrt_device *device)
 {
     (void)device;

@@ -19,8 +19,9 @@
    exception record in host-visible memory; 5: the heap's grow reply carries the slab's
    layout, which the device writes (devrt_heap_grow_reply); 6: RPC protocol v3, mailboxes
    that count requests, a line per packet, one-word replies in per-lane slots; 7: a request names
-   its launch's exception record (devrt_rpc_header.record) */
-#define DEVRT_ABI_VERSION 7u
+   its launch's exception record (devrt_rpc_header.record); 8: the client announces each flip
+   in the channel's ready ring (devrt_rpc_channel.ring) */
+#define DEVRT_ABI_VERSION 8u
 #endif
 
 /* Name of the device global the host looks up after loading a code object. */

@@ -47,6 +47,18 @@
  * A lane that cannot know its length up front (output: its strings are measured while they
  * are copied) states DEVRT_RPC_OPEN_LENGTH: its message is every byte of every packet up to
  * the request's last one (the packet without DEVRT_RPC_MORE), and must describe its own end.
+ *
+ * The ready ring: so that the server finds a request without looking at every port, the
+ * client announces each flip in a ring of host-visible 8-byte entries, after the flip: it
+ * takes a position from a counter in device memory (an atomic of device scope, no PCIe
+ * atomic) and stores there, in one store, the port, the outbox value it flipped to and the
+ * lap of the ring the position is in (devrt_rpc_ring_entry). The server reads the entry at
+ * its own position until the lap says it is written, and serves the port it names; the
+ * entry may be seen before the flip it announces (they are two stores to different places),
+ * and the server then looks at that port again until the flip is there. The entry only
+ * speeds the finding up: the outbox flip remains the hand-over, the server still looks at
+ * every port now and then (a client that does not announce, such as a test's fuzzer, is
+ * served that way), and a channel without a ring (ring NULL) is served by such looks alone.
  */
 #ifndef DEVRT_RPC_H
 #define DEVRT_RPC_H
@@ -162,6 +174,10 @@ struct devrt_rpc_channel {
     uint32_t *inbox;     /* host-visible, port_count words */
     struct devrt_rpc_buffer *buffers;    /* host-visible, port_count buffers */
     struct devrt_rpc_doorbell *doorbell; /* host-visible */
+    uint64_t *ring;       /* host-visible, ring_size entries (zeroed); NULL: no ready ring */
+    uint32_t *ring_next;  /* device memory: the position the next announcement takes */
+    uint32_t ring_size;   /* a power of two */
+    uint32_t ring_unused; /* the channel's size a multiple of 8 */
 };
 
 DEVRT_LAYOUT(struct devrt_rpc_header, opcode, 0);
@@ -192,7 +208,10 @@ DEVRT_LAYOUT(struct devrt_rpc_channel, outbox, 16);
 DEVRT_LAYOUT(struct devrt_rpc_channel, inbox, 24);
 DEVRT_LAYOUT(struct devrt_rpc_channel, buffers, 32);
 DEVRT_LAYOUT(struct devrt_rpc_channel, doorbell, 40);
-DEVRT_LAYOUT_SIZE(struct devrt_rpc_channel, 48);
+DEVRT_LAYOUT(struct devrt_rpc_channel, ring, 48);
+DEVRT_LAYOUT(struct devrt_rpc_channel, ring_next, 56);
+DEVRT_LAYOUT(struct devrt_rpc_channel, ring_size, 64);
+DEVRT_LAYOUT_SIZE(struct devrt_rpc_channel, 72);
 
 /*
  * The protocol's steps, written once for both sides: the device's client
@@ -304,6 +323,48 @@ static inline uint32_t devrt_rpc_reply_status(uint64_t low)
 static inline uint64_t devrt_rpc_reply_word(uint64_t low, uint64_t high)
 {
     return (uint64_t)(uint32_t)high << 32 | (uint32_t)low;
+}
+
+/*
+ * A ready ring entry: the lap in its top 14 bits, the port in the next 20, the outbox value
+ * in the low 30 (DEVRT_RPC_COUNT_MASK). Laps count from 1 (a zeroed ring holds lap 0, the
+ * lap before the first) and wrap at 2^14; positions count in 32 bits and wrap, and a ring of
+ * at most 2^18 entries (DEVRT_RPC_RING_MAX) wraps its laps with them, so that each lap is
+ * the one after the one before across the wrap.
+ */
+#define DEVRT_RPC_RING_LAP_BITS 14u
+#define DEVRT_RPC_RING_PORT_BITS 20u
+#define DEVRT_RPC_RING_MAX (1u << 18)
+
+/* The lap of POSITION in a ring of SIZE entries (a power of two): what an entry there
+   written carries; the lap of POSITION - SIZE is what it held before. */
+static inline uint32_t devrt_rpc_ring_lap(uint32_t position, uint32_t size)
+{
+    return ((position >> __builtin_ctz(size)) + 1u) & ((1u << DEVRT_RPC_RING_LAP_BITS) - 1u);
+}
+
+/* The entry announcing that PORT's outbox is now OUTBOX, at POSITION of a ring of SIZE. */
+static inline uint64_t devrt_rpc_ring_entry(uint32_t position, uint32_t size, uint32_t port,
+                                            uint32_t outbox)
+{
+    return (uint64_t)devrt_rpc_ring_lap(position, size) << 50 |
+           (uint64_t)(port & ((1u << DEVRT_RPC_RING_PORT_BITS) - 1u)) << 30 |
+           (outbox & DEVRT_RPC_COUNT_MASK);
+}
+
+static inline uint32_t devrt_rpc_ring_entry_lap(uint64_t entry)
+{
+    return (uint32_t)(entry >> 50);
+}
+
+static inline uint32_t devrt_rpc_ring_entry_port(uint64_t entry)
+{
+    return (uint32_t)(entry >> 30) & ((1u << DEVRT_RPC_RING_PORT_BITS) - 1u);
+}
+
+static inline uint32_t devrt_rpc_ring_entry_outbox(uint64_t entry)
+{
+    return (uint32_t)entry & DEVRT_RPC_COUNT_MASK;
 }
 
 /*

@@ -304,7 +304,14 @@ def check_post(code, family):
     if not any(re.match(family["wait"], ins.text) for ins in code[flip + 1:flag]):
         return (f"step_post: the read of the sleeping flag {code[flag]} may pass the flip "
                 f"{code[flip]}: no wait for the store between them")
-    rings = [i for i in stores if i > flip] + [
+    # The ready ring's announcement (devrt_rpc_announce) comes between them: one store, after
+    # the add that takes its position.
+    between = [i for i in stores if flip < i < flag]
+    adds = [i for i in range(flip + 1, flag) if "atomic_add" in code[i].mnemonic]
+    if len(between) > 1 or (between and not (adds and adds[0] < between[0])):
+        return (f"step_post: stores between the flip and the read of the sleeping flag that "
+                f"are not the ready ring's announcement: {[code[i].text for i in between]}")
+    rings = [i for i in stores if i > flag] + [
         i for i, ins in enumerate(code) if ins.mnemonic == "s_sendmsg" and "MSG_INTERRUPT" in ins.text]
     if any(i < flag for i in rings):
         return "step_post: the doorbell rings before it reads whether the server sleeps"
@@ -327,7 +334,10 @@ def check_composed(name, code, family):
 
 
 def ir_scopes(ir_text):
-    """Atomics and fences of the step kernels' IR that are not at system scope."""
+    """Atomics and fences of the step kernels' IR that are not at system scope, but the
+    ready ring's position counter: an add in device memory, which only the GPU's waves
+    share, at agent scope (devrt_rpc_announce)."""
     return [line.strip() for line in ir_text.splitlines()
             if re.search(r"\b(load atomic|store atomic|fence|atomicrmw|cmpxchg)\b", line)
-            and "syncscope(" in line and 'syncscope("one-as")' not in line]
+            and "syncscope(" in line and 'syncscope("one-as")' not in line
+            and not re.search(r'atomicrmw add .* syncscope\("agent-one-as"\) monotonic', line)]

@@ -34,6 +34,7 @@
 
 static devrt_device *device;
 static devrt_module *module;
+static const char *image_path;
 static bool on_emu;  /* the backend stops a kernel at its timeout */
 static bool small;   /* lanes are host threads: run smaller */
 static bool on_cuda; /* the server copies long raw writes there too */
@@ -557,6 +558,50 @@ static void test_fuzz(bool control)
         echo_many("the launch after the fuzzer");
 }
 
+/*
+ * The ready ring: with the server's passes over every port off (ring_only), a lane echoes
+ * RING_ROUNDS times through the last of the device's RING_PORTS ports, and every echo is
+ * served, each found through the module's ready ring: the server never looked at the other
+ * ports, and a server without the ring never finds them. The control loads a module without a
+ * ring (no_ready_ring) and keeps the passes: its echoes are served, found by passes, and the
+ * count through the ring is 0.
+ */
+enum { RING_PORTS = 8192, RING_ROUNDS = 64 };
+
+static void test_ring(bool control)
+{
+    struct devrt_fault_settings settings = {.ring_only = !control, .no_ready_ring = control};
+    devrt_faults_set(device, &settings);
+    /* Loaded under the setting: the control's module has no ring. */
+    devrt_module *ringed = NULL;
+    CHECK(harness_load(device, image_path, &ringed) == DEVRT_SUCCESS, "load: %s",
+          devrt_last_error());
+    if (!ringed)
+        return;
+    uint32_t *ok = devrt_mem_alloc(device, sizeof *ok);
+    CHECK(ok != NULL, "%s", devrt_last_error());
+    if (!ok) {
+        devrt_module_unload(ringed);
+        return;
+    }
+    *ok = 0;
+    struct devrt_arg args[] = {DEVRT_ARG_UINT(RING_PORTS - 1), DEVRT_ARG_UINT(RING_ROUNDS),
+                               DEVRT_ARG_PTR(ok)};
+    struct devrt_launch_config one = harness_grid1(1, 1);
+    CHECK(devrt_launch(ringed, "echo_on_port", &one, args, 3, NULL) == DEVRT_SUCCESS, "launch: %s",
+          devrt_last_error());
+    struct devrt_fault_stats stats;
+    devrt_faults_get(device, &stats);
+    CHECK(*ok == RING_ROUNDS, "%u of %u echoes came back right", *ok, RING_ROUNDS);
+    CHECK(stats.found_by_ring == RING_ROUNDS && stats.packets_taken == RING_ROUNDS,
+          "found %llu of %llu requests through the ready ring (%d expected)",
+          (unsigned long long)stats.found_by_ring, (unsigned long long)stats.packets_taken,
+          RING_ROUNDS);
+    devrt_faults_set(device, NULL);
+    devrt_mem_free(device, ok);
+    devrt_module_unload(ringed);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -568,8 +613,12 @@ int main(int argc, char **argv)
     on_cuda = backend == DEVRT_BACKEND_CUDA;
     small = harness_host_lanes(backend);
     const char *test = argv[2];
-    /* The fuzzer shares few ports with the honest lanes, so that it reaches theirs. */
-    struct devrt_device_options options = {.rpc_ports = strstr(test, "fuzz") ? 16 : 0};
+    /* The fuzzer shares few ports with the honest lanes, so that it reaches theirs; the
+       ready ring's test has many. */
+    struct devrt_device_options options = {.rpc_ports = strstr(test, "fuzz")   ? 16
+                                                        : strstr(test, "ring") ? RING_PORTS
+                                                                               : 0};
+    image_path = argv[1];
     int exit_code = harness_open(backend, &options, argv[1], &device, &module);
     if (exit_code)
         return exit_code;
@@ -595,6 +644,10 @@ int main(int argc, char **argv)
         test_fuzz(false);
     else if (!strcmp(test, "fuzz_control"))
         test_fuzz(true);
+    else if (!strcmp(test, "ring"))
+        test_ring(false);
+    else if (!strcmp(test, "ring_control"))
+        test_ring(true);
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

@@ -5,8 +5,9 @@
  *
  *   malloc_atomics     a converged 64-lane wave of mixed-size devrt_malloc calls issues
  *                      about as many atomics as size classes; one-lane waves, one per lane
- *   printf_request     a converged 64-lane printf takes one port (one request) and every
- *                      line arrives whole; one-lane waves take one per lane
+ *   printf_request     a converged 64-lane printf takes one port (one request: its take
+ *                      and the ready ring's announcements are its only atomics) and every
+ *                      line arrives whole; one-lane waves make one request per lane
  *   lockstep_control   a kernel that re-reads the active mask inside a collective takes
  *                      slots twice under the random schedule within a bounded number of
  *                      launches (exits 1, saying at which launch)
@@ -157,7 +158,10 @@ static uint64_t printf_requests(uint32_t wave)
     uint64_t before = atomics();
     CHECK(devrt_launch(module, "hello", &config, NULL, 0, NULL) == DEVRT_SUCCESS, "%s",
           devrt_last_error());
-    /* A request takes a port with one atomic; nothing else of printf is one. */
+    /*
+     * A request takes a port with one atomic, and announces each packet it posts in the ready
+     * ring with one more (this one's line fills two packets); nothing else of printf is one.
+     */
     uint64_t requests = atomics() - before;
     CHECK(output.count == 64, "%zu units for 64 lanes", output.count);
     uint32_t wrong = count_lines(wave == 1 ? "lane 0 of the wave\n" : "lane %u of the wave\n",
@@ -170,10 +174,13 @@ static uint64_t printf_requests(uint32_t wave)
 static void test_printf_request(void)
 {
     uint64_t wide = printf_requests(64), narrow = printf_requests(1);
-    printf("64 lanes printing: %llu request(s) in a 64-lane wave, %llu in one-lane waves\n",
+    printf("64 lanes printing: %llu atomics in a 64-lane wave, %llu in one-lane waves\n",
            (unsigned long long)wide, (unsigned long long)narrow);
-    CHECK(wide == 1, "a 64-lane printf took %llu ports", (unsigned long long)wide);
-    CHECK(narrow == 64, "one-lane waves took %llu ports for 64 lanes", (unsigned long long)narrow);
+    /* One port, two packets: a take and two announcements. */
+    CHECK(wide == 3, "a 64-lane printf took %llu atomics, not one request's 3",
+          (unsigned long long)wide);
+    CHECK(narrow == 64 * wide, "one-lane waves took %llu atomics for 64 lanes, not 64 requests'",
+          (unsigned long long)narrow);
 }
 
 /* Returns the launch (from 1) at which slots were taken twice or never, 0 if none was. */

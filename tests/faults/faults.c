@@ -53,6 +53,14 @@ static uint32_t hook_state_flags(devrt_device *device)
     return flags;
 }
 
+static bool hook_no_ready_ring(devrt_device *device)
+{
+    pthread_mutex_lock(&device->server.lock);
+    bool none = faults_of(&device->server)->settings.no_ready_ring;
+    pthread_mutex_unlock(&device->server.lock);
+    return none;
+}
+
 static struct devrt_faults *install(struct devrt_server *server);
 
 void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *settings)
@@ -71,13 +79,14 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
               s->buffer_budget || s->unbounded_buffer || s->drain_keeps_bound ||
               s->keep_refused_message || s->leak_unloaded_modules ||
               (s->timeline && s->timeline_capacity) || s->before_reclaim || s->hold_ends_until ||
-              s->count_launch_events || s->stop_after;
+              s->count_launch_events || s->stop_after || s->no_ready_ring || s->ring_only;
     server->buffer_budget = s->unbounded_buffer ? SIZE_MAX
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
     server->buffered_peak = server->buffered;
     server->deferred_packets = 0;
     server->packets_taken = 0;
+    server->found_by_ring = 0;
     server->stale_favourites = 0;
     server->packets_after_end = server->stale_after_end = 0;
     server->drain_keeps_bound = s->drain_keeps_bound;
@@ -101,6 +110,7 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->buffer_bound = server->buffer_budget;
     stats->deferred_packets = server->deferred_packets;
     stats->packets_taken = server->packets_taken;
+    stats->found_by_ring = server->found_by_ring;
     stats->stale_favourites = server->stale_favourites;
     stats->packets_after_end = server->packets_after_end;
     stats->stale_after_end = server->stale_after_end;
@@ -154,10 +164,13 @@ static void hook_wait_doorbell(devrt_device *device, uint64_t armed, uint32_t ti
 }
 
 /* The timeline's steps (faults.h); the server's lock is held. */
-static void hook_pass(struct devrt_server *server)
+static bool hook_pass(struct devrt_server *server)
 {
-    if (faults_on(server) && faults_of(server)->settings.timeline)
+    if (!faults_on(server))
+        return true;
+    if (faults_of(server)->settings.timeline)
         faults_of(server)->now.pass = devrt_now_ns();
+    return !faults_of(server)->settings.ring_only;
 }
 
 static void hook_seen(struct devrt_server *server)
@@ -316,6 +329,7 @@ static const struct devrt_fault_hooks hooks = {
     .handed = hook_handed,
     .hold_end = hook_hold_end,
     .state_flags = hook_state_flags,
+    .no_ready_ring = hook_no_ready_ring,
     .leak_module = hook_leak_module,
     .before_reclaim = hook_before_reclaim,
     .launch_event = hook_launch_event,

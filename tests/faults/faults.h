@@ -83,6 +83,14 @@ struct devrt_fault_settings {
      * kernel is known to have ended, however late the stopped lanes notice.
      */
     const bool *stop_after;
+    /*
+     * The control of the ready ring (include/devrt/rpc.h): modules loaded while it is set
+     * get none, and the server finds their requests by passes over every port alone.
+     */
+    bool no_ready_ring;
+    /* The test of the ring: the server makes no pass over every port, and finds requests
+       through the ready rings alone. */
+    bool ring_only;
     /* Where to record each hand-back's times, up to timeline_capacity of them. */
     struct devrt_server_timeline_entry *timeline;
     size_t timeline_capacity;
@@ -104,6 +112,7 @@ struct devrt_fault_stats {
     size_t buffered_bytes, buffered_peak, buffer_bound;
     uint64_t deferred_packets; /* packets left for a later pass because of the bound */
     uint64_t packets_taken;    /* packets the server took since the settings were set */
+    uint64_t found_by_ring;    /* of those, found through a ready ring, not a pass */
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
        to a request more than the bound's usual excess (docs/output.md, "Memory"). */
     uint64_t stale_favourites;

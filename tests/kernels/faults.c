@@ -173,3 +173,36 @@ DEVRT_KERNEL6(fuzz_server, uint32_t, rounds, uint64_t, seed, uint32_t, fuzz_ever
     }
     __atomic_fetch_add(&counts[1], 1u, __ATOMIC_RELAXED);
 }
+
+/*
+ * One lane echoes `rounds` times through port `index` (the last of many, for the ready
+ * ring's test), with the protocol's steps; ok[0] counts the echoes that came back right.
+ */
+DEVRT_KERNEL3(echo_on_port, uint32_t, index, uint32_t, rounds, uint32_t *, ok)
+{
+    static const uint8_t message[] = "through one chosen port"; /* one packet */
+    struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
+    struct devrt_rpc_buffer *buffer = &channel->buffers[index];
+    uint64_t lanes = devrt_arch_active_mask();
+    for (uint32_t round = 0; round < rounds; ++round) {
+        uint32_t state;
+        while (devrt_rpc_port_state_locked(state = devrt_rpc_try_lock_in(channel, index, lanes)))
+            devrt_arch_sleep();
+        uint32_t outbox = devrt_rpc_port_state_outbox(state);
+        if (!devrt_rpc_port_state_settled(state))
+            devrt_rpc_wait(channel, index, outbox);
+        struct devrt_rpc_first_packet *first =
+            (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
+        devrt_rpc_clear_reply(buffer);
+        first->length = sizeof message;
+        first->arg = 0;
+        __builtin_memcpy(first + 1, message, sizeof message);
+        outbox = devrt_rpc_post_in(channel, buffer, index, outbox, lanes, DEVRT_RPC_ECHO,
+                                   DEVRT_RPC_WANT_WORD);
+        uint64_t word = 0;
+        if (devrt_rpc_wait_word(buffer, outbox, &word) == DEVRT_RPC_OK &&
+            word == devrt_rpc_checksum(message, sizeof message))
+            __atomic_fetch_add(ok, 1u, __ATOMIC_RELAXED);
+        devrt_rpc_release_in(channel, index, lanes, outbox, true);
+    }
+}

@@ -5,7 +5,10 @@
  * but answer (no server, no ports), requests per second with every port busy, and
  * the server thread's CPU time while a kernel runs without requests.
  *
- *   rpc_bench IMAGE [emu|hsa|cuda [PORTS]]
+ *   rpc_bench IMAGE [emu|hsa|cuda [PORTS [noring]]]
+ *
+ * noring loads the image without a ready ring (the fault setting no_ready_ring, the ring's
+ * control): the server finds requests by passes over every port alone, as protocol v3 did.
  *
  * On a GPU (hsa, cuda) the latency rows are one lane, one whole wave, and every wave of a
  * grid that fills the GPU; the emulation backend's waves are one lane wide.
@@ -239,21 +242,28 @@ static void server_timeline(devrt_module *module, devrt_device *device, uint32_t
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda [PORTS]]\n");
+    bool noring = argc > 4 && !strcmp(argv[4], "noring");
+    if (argc < 2 || argc > 5 || (argc == 5 && !noring)) {
+        fprintf(stderr, "usage: rpc_bench IMAGE [emu|hsa|cuda [PORTS [noring]]]\n");
         return 2;
     }
     enum devrt_backend backend = harness_backend(argc > 2 ? argv[2] : NULL);
     devrt_device *device;
-    devrt_module *module;
+    devrt_module *module = NULL;
     /* PORTS: the number of RPC ports (a power of two; default: the backend's). */
     struct devrt_device_options options = {.rpc_ports = argc > 3 ? strtoul(argv[3], NULL, 0) : 0};
-    int exit_code = harness_open(backend, &options, argv[1], &device, &module);
+    int exit_code = harness_open(backend, &options, argv[1], &device, NULL);
     if (exit_code)
         return exit_code;
-    printf("| measure (%s backend%s%s%s) | median us | p99 us |\n|---|---|---|\n",
+    if (noring)
+        devrt_faults_set(device, &(struct devrt_fault_settings){.no_ready_ring = true});
+    if (harness_load(device, argv[1], &module) != DEVRT_SUCCESS) {
+        fprintf(stderr, "cannot load %s: %s\n", argv[1], devrt_last_error());
+        return 1;
+    }
+    printf("| measure (%s backend%s%s%s%s) | median us | p99 us |\n|---|---|---|\n",
            devrt_backend_name(backend), argc > 3 ? ", " : "", argc > 3 ? argv[3] : "",
-           argc > 3 ? " ports" : "");
+           argc > 3 ? " ports" : "", noring ? ", no ready ring" : "");
     uint32_t lanes = 4096, rounds = 16, block = 64;
     host_reads(module, device, 2000);
     ping_pong(module, device, 2000);
