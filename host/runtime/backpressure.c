@@ -57,6 +57,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
         return true;
     }
     server->deferred_packets++;
+    server->deferred_since_pass = true;
     devrt_faults_deferred(server);
     return false;
 }

@@ -47,6 +47,8 @@ struct devrt_server {
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
+    /* A packet was held back since the last pass: only a pass will take it (server.c). */
+    bool deferred_since_pass;
     uint64_t packets_taken;     /* since the fault settings were last set (tests/faults) */
     uint64_t found_by_ring;     /* of those, found through a ready ring, not a pass */
     uint64_t packets_after_end; /* of an ended kernel, over the budget (tests/faults) */

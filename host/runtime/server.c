@@ -279,13 +279,23 @@ static size_t serve_ring(devrt_module *module)
     return taken;
 }
 
-/* Every module's ready ring, under the server's lock; returns the packets taken. */
-static size_t serve_rings(struct devrt_server *server)
+/*
+ * Every module's ready ring, under the server's lock; returns the packets taken. *RINGS_ONLY
+ * says whether looking at the rings alone can find the next request: some module has a
+ * ring, no message is unfinished and no packet has been held back for the bound since the
+ * last pass. A streaming message's later packets and a held-back packet are found by passes
+ * (the ring announces a packet once, and the bound may hold it back then).
+ */
+static size_t serve_rings(struct devrt_server *server, bool *rings_only)
 {
     size_t taken = 0;
+    bool rings = false;
     pthread_mutex_lock(&server->lock);
-    for (devrt_module *m = server->modules; m; m = m->next)
+    for (devrt_module *m = server->modules; m; m = m->next) {
         taken += serve_ring(m);
+        rings |= m->host_channel.ring != NULL;
+    }
+    *rings_only = rings && !server->buffered && !server->deferred_since_pass;
     pthread_mutex_unlock(&server->lock);
     return taken;
 }
@@ -295,6 +305,7 @@ static size_t serve_all(struct devrt_server *server)
     size_t taken = 0;
     pthread_mutex_lock(&server->lock);
     server->pass_ns = 0; /* read once a pass needs it (backpressure.c) */
+    server->deferred_since_pass = false;
     if (devrt_faults_pass(server))
         for (devrt_module *m = server->modules; m; m = m->next)
             taken += serve_module(m);
@@ -359,24 +370,27 @@ static void *server_main(void *arg)
     struct devrt_server *server = &device->server;
     uint64_t passed_ns = 0;
     while (!should_stop(server)) {
-        if (serve_rings(server)) {
+        bool rings_only = false;
+        size_t taken = serve_rings(server, &rings_only);
+        if (taken && rings_only) {
             server->last_taken_ns = devrt_now_ns();
             continue;
         }
         /*
          * Between a busy kernel's requests the server looks at the rings alone, a look that
-         * costs the same for any number of ports; a pass over every port (clients that do
-         * not announce, packets the bound held back) comes once every DEVRT_SERVER_PASS_NS.
+         * costs the same for any number of ports; a pass over every port (for clients that
+         * do not announce) comes once every DEVRT_SERVER_PASS_NS. While messages stream or
+         * the bound holds packets back, it passes as well, as before the rings.
          */
         uint64_t now = devrt_now_ns();
-        if (now - server->last_taken_ns < devrt_server_poll_policy.spin_ns &&
+        if (rings_only && now - server->last_taken_ns < devrt_server_poll_policy.spin_ns &&
             now - passed_ns < DEVRT_SERVER_PASS_NS &&
             __atomic_load_n(&server->callers, __ATOMIC_RELAXED) > 0) {
             relax();
             continue;
         }
         passed_ns = now;
-        if (serve_all(server)) {
+        if (serve_all(server) + taken) {
             server->last_taken_ns = devrt_now_ns();
             continue;
         }
@@ -394,10 +408,10 @@ static void *server_main(void *arg)
          * would say the same, but GCC's ThreadSanitizer refuses fences.)
          */
         __atomic_exchange_n(&device->doorbell->sleeping, 1u, __ATOMIC_SEQ_CST);
-        size_t taken = serve_all(server);
+        size_t rescued = serve_all(server);
         struct devrt_trace *trace = devrt_trace_of(device);
-        uint64_t slept = DEVRT_TRACING(trace) && !taken ? devrt_now_ns() : 0;
-        devrt_faults_wait_doorbell(device, armed, taken ? 0 : DEVRT_SERVER_POLL_MS);
+        uint64_t slept = DEVRT_TRACING(trace) && !rescued ? devrt_now_ns() : 0;
+        devrt_faults_wait_doorbell(device, armed, rescued ? 0 : DEVRT_SERVER_POLL_MS);
         if (slept)
             devrt_trace_sleep(trace, slept, devrt_now_ns(), DEVRT_SERVER_POLL_MS);
         /* Relaxed: a device that still reads 1 rings once more, which costs only that. */
