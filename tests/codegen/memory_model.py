@@ -340,4 +340,4 @@ def ir_scopes(ir_text):
     return [line.strip() for line in ir_text.splitlines()
             if re.search(r"\b(load atomic|store atomic|fence|atomicrmw|cmpxchg)\b", line)
             and "syncscope(" in line and 'syncscope("one-as")' not in line
-            and not re.search(r'atomicrmw add .* syncscope\("agent-one-as"\) monotonic', line)]
+            and not re.search(r'atomicrmw add .* syncscope\("agent(-one-as)?"\) monotonic', line)]
