@@ -215,38 +215,36 @@ static size_t serve_module(devrt_module *module)
     return taken;
 }
 
-/*
- * Serve PORT, which the ready ring says was flipped to OUTBOX: now if the flip is there, or
- * on a later look if it has still to arrive (the entry and the flip are two stores, which
- * the host may see in either order). Returns whether a packet was taken.
- */
-static bool serve_announced(devrt_module *module, uint32_t port, uint32_t outbox)
+/* What a look at a port the ready ring announced found (look_announced). */
+enum devrt_announced {
+    DEVRT_ANNOUNCED_TAKEN, /* a packet: served */
+    DEVRT_ANNOUNCED_GONE,  /* the flip is there but was served already, or the bound holds it
+                              back: a pass's then */
+    DEVRT_ANNOUNCED_LATER  /* the flip has still to arrive (the entry and the flip are two
+                              stores, which the host may see in either order) */
+};
+
+/* Serve PORT, which the ready ring says was flipped to OUTBOX, if its flip is there. */
+static enum devrt_announced look_announced(devrt_module *module, uint32_t port, uint32_t outbox)
 {
-    const struct devrt_rpc_channel *channel = &module->host_channel;
-    struct devrt_port_state *state = &module->ports[port];
     if (serve_port(module, port)) {
         module->device->server.found_by_ring++;
-        state->announced = 0;
-        return true;
+        return DEVRT_ANNOUNCED_TAKEN;
     }
-    uint32_t seen = __atomic_load_n(&channel->outbox[port], __ATOMIC_RELAXED);
-    bool arrived = (seen & DEVRT_RPC_COUNT_MASK) == outbox;
-    if (arrived) { /* served already by a pass, or held back by the bound: a pass's then */
-        state->announced = 0;
-    } else if (!state->announced) {
-        state->announced = outbox;
-        module->pending[module->pending_count++] = port;
-    }
-    return false;
+    uint32_t seen = __atomic_load_n(&module->host_channel.outbox[port], __ATOMIC_RELAXED);
+    return (seen & DEVRT_RPC_COUNT_MASK) == outbox ? DEVRT_ANNOUNCED_GONE : DEVRT_ANNOUNCED_LATER;
 }
 
 /*
  * The module's ready ring, from the server's position on, and the ports announced before
- * their flip (include/devrt/rpc.h): a look costs the same whatever the number of ports. An
- * entry is written when it carries its position's lap; the lap before (a zeroed ring's 0
- * before the first) means its client has still to store it, and the server stops there.
- * Any other lap (a client a whole ring ahead overwrote it, or a rogue device wrote it) is
- * skipped: the passes serve its port.
+ * their flip (include/devrt/rpc.h): a look costs the same whatever the number of ports. A
+ * port is on the pending list exactly while its `announced` is set (to the latest value the
+ * ring gave it, never 0: no flip counts to 0); the list is looked at first, and a port
+ * leaves it once its flip has come. An entry is written when it carries its position's lap;
+ * the lap before (a zeroed ring's 0 before the first) means its client has still to store
+ * it, and the server stops there. Any other lap (a client a whole ring ahead overwrote it,
+ * or a rogue device wrote it) is skipped, as is an entry naming no port or no flip: the
+ * passes serve its port.
  */
 static size_t serve_ring(devrt_module *module)
 {
@@ -255,12 +253,15 @@ static size_t serve_ring(devrt_module *module)
         return 0;
     size_t taken = 0;
     for (uint32_t i = 0; i < module->pending_count;) {
-        uint32_t port = module->pending[i];
-        taken += serve_announced(module, port, module->ports[port].announced);
-        if (module->ports[port].announced)
+        struct devrt_port_state *state = &module->ports[module->pending[i]];
+        enum devrt_announced look = look_announced(module, module->pending[i], state->announced);
+        taken += look == DEVRT_ANNOUNCED_TAKEN;
+        if (look == DEVRT_ANNOUNCED_LATER) {
             ++i;
-        else
+        } else {
+            state->announced = 0;
             module->pending[i] = module->pending[--module->pending_count];
+        }
     }
     uint32_t size = channel->ring_size;
     for (uint32_t looked = 0; looked < size; ++looked) {
@@ -273,8 +274,17 @@ static size_t serve_ring(devrt_module *module)
             break;
         module->ring_head = head + 1;
         uint32_t port = devrt_rpc_ring_entry_port(entry);
-        if (lap == devrt_rpc_ring_lap(head, size) && port < channel->port_count)
-            taken += serve_announced(module, port, devrt_rpc_ring_entry_outbox(entry));
+        uint32_t outbox = devrt_rpc_ring_entry_outbox(entry);
+        if (lap != devrt_rpc_ring_lap(head, size) || port >= channel->port_count || !outbox)
+            continue;
+        enum devrt_announced look = look_announced(module, port, outbox);
+        taken += look == DEVRT_ANNOUNCED_TAKEN;
+        struct devrt_port_state *state = &module->ports[port];
+        if (look == DEVRT_ANNOUNCED_LATER && !state->announced)
+            module->pending[module->pending_count++] = port;
+        /* A pending port waits for the latest announcement, which its look then settles. */
+        if (look == DEVRT_ANNOUNCED_LATER || state->announced)
+            state->announced = outbox;
     }
     return taken;
 }

@@ -568,7 +568,13 @@ static void test_fuzz(bool control)
  */
 enum { RING_PORTS = 8192, RING_ROUNDS = 64 };
 
-static void test_ring(bool control)
+/*
+ * ring_bogus: the same with passes off, each echo announced twice, first with a flip that
+ * never comes: the port waits for it on the server's pending list while its real flip is
+ * served through the ring (the server once lost track of such a port and looped on it
+ * forever, holding its lock: the CI check's hsasim.threads.modules hung under TSan).
+ */
+static void test_ring(bool control, uint32_t bogus)
 {
     struct devrt_fault_settings settings = {.ring_only = !control, .no_ready_ring = control};
     devrt_faults_set(device, &settings);
@@ -586,9 +592,9 @@ static void test_ring(bool control)
     }
     *ok = 0;
     struct devrt_arg args[] = {DEVRT_ARG_UINT(RING_PORTS - 1), DEVRT_ARG_UINT(RING_ROUNDS),
-                               DEVRT_ARG_PTR(ok)};
+                               DEVRT_ARG_PTR(ok), DEVRT_ARG_UINT(bogus)};
     struct devrt_launch_config one = harness_grid1(1, 1);
-    CHECK(devrt_launch(ringed, "echo_on_port", &one, args, 3, NULL) == DEVRT_SUCCESS, "launch: %s",
+    CHECK(devrt_launch(ringed, "echo_on_port", &one, args, 4, NULL) == DEVRT_SUCCESS, "launch: %s",
           devrt_last_error());
     struct devrt_fault_stats stats;
     devrt_faults_get(device, &stats);
@@ -645,9 +651,11 @@ int main(int argc, char **argv)
     else if (!strcmp(test, "fuzz_control"))
         test_fuzz(true);
     else if (!strcmp(test, "ring"))
-        test_ring(false);
+        test_ring(false, 0);
+    else if (!strcmp(test, "ring_bogus"))
+        test_ring(false, 7);
     else if (!strcmp(test, "ring_control"))
-        test_ring(true);
+        test_ring(true, 0);
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

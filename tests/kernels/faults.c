@@ -177,8 +177,10 @@ DEVRT_KERNEL6(fuzz_server, uint32_t, rounds, uint64_t, seed, uint32_t, fuzz_ever
 /*
  * One lane echoes `rounds` times through port `index` (the last of many, for the ready
  * ring's test), with the protocol's steps; ok[0] counts the echoes that came back right.
+ * With `bogus` set, the lane first announces a flip of the port to outbox + bogus, which
+ * never comes, before each real one: a rogue announcement the server must outlive.
  */
-DEVRT_KERNEL3(echo_on_port, uint32_t, index, uint32_t, rounds, uint32_t *, ok)
+DEVRT_KERNEL4(echo_on_port, uint32_t, index, uint32_t, rounds, uint32_t *, ok, uint32_t, bogus)
 {
     static const uint8_t message[] = "through one chosen port"; /* one packet */
     struct devrt_rpc_channel *channel = devrt_kernel_state()->rpc;
@@ -197,6 +199,8 @@ DEVRT_KERNEL3(echo_on_port, uint32_t, index, uint32_t, rounds, uint32_t *, ok)
         first->length = sizeof message;
         first->arg = 0;
         __builtin_memcpy(first + 1, message, sizeof message);
+        if (bogus)
+            devrt_rpc_announce(channel, index, devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox + bogus, 0));
         outbox = devrt_rpc_post_in(channel, buffer, index, outbox, lanes, DEVRT_RPC_ECHO,
                                    DEVRT_RPC_WANT_WORD);
         uint64_t word = 0;
