@@ -88,34 +88,44 @@ static uint32_t load_bytes(const char *mnemonic)
     return 4;
 }
 
-/* Whether the scalar load INSTRUCTION may read one of SLOTS; *REGISTER tells why. */
-static bool may_read(const char *instruction, const struct devrt_amdgpu_slot *slots, size_t count,
-                     bool *in_register)
+/* A scalar load as the disassembly writes it: what it reads. */
+struct load {
+    bool in_register; /* its offset is a register's: it may read any slot */
+    uint64_t at, bytes;
+};
+
+/* Whether INSTRUCTION is a scalar load, and then what it reads, in *LOAD. */
+static bool scalar_load(const char *instruction, struct load *load)
 {
     /* s_load_dwordx2 s[4:5], s[6:7], 0x50 and s_load_b64 s[4:5], s[6:7], s8 offset:0x0 */
-    char mnemonic[32], destination[24], base[24], offset[24];
-    if (sscanf(instruction, "%31s %23[^,], %23[^,], %23s", mnemonic, destination, base, offset) !=
-            4 ||
+    char mnemonic[32], offset[24];
+    if (sscanf(instruction, "%31s %*[^,], %*[^,], %23s", mnemonic, offset) != 2 ||
         strncmp(mnemonic, "s_load_", 7))
         return false;
     char *end;
-    unsigned long long at = strtoull(offset, &end, 0);
-    *in_register = end == offset || *end != '\0';
-    if (*in_register && !strcmp(offset, "null")) {
+    load->at = strtoull(offset, &end, 0);
+    load->in_register = end == offset || *end != '\0';
+    load->bytes = load_bytes(mnemonic);
+    if (load->in_register && !strcmp(offset, "null")) {
         /* gfx12 writes a missing register offset as null, the immediate after it */
         const char *immediate = strstr(instruction, "offset:");
         if (!immediate)
             return false;
-        at = strtoull(immediate + 7, NULL, 0);
-        *in_register = false;
+        load->at = strtoull(immediate + 7, NULL, 0);
+        load->in_register = false;
     }
-    if (*in_register)
+    return true;
+}
+
+/* Whether LOAD may read one of the COUNT SLOTS. */
+static bool may_read(const struct load *load, const struct devrt_amdgpu_slot *slots, size_t count)
+{
+    if (load->in_register)
         return true;
-    uint64_t bytes = load_bytes(mnemonic);
     for (size_t i = 0; i < count; ++i)
         for (int j = 0; j < 2; ++j) {
             uint64_t slot = j ? slots[i].implicit_offset : slots[i].kernarg_offset;
-            if (at < slot + 8 && slot < at + bytes)
+            if (load->at < slot + 8 && slot < load->at + load->bytes)
                 return true;
         }
     return false;
@@ -143,50 +153,72 @@ static const char *function_at(Elf *elf, uint64_t address)
     return "";
 }
 
-/* Scans one section C with INFO; 1 with READ filled at the first load of SLOTS, else 0. */
-static int scan_section(Elf *elf, amd_comgr_disassembly_info_t info, struct code *c,
-                        const struct devrt_amdgpu_slot *slots, size_t count, char *read)
+/*
+ * Scans one section C with INFO for loads of the arguments in ARGS (COUNT) not found yet;
+ * returns how many are still to find.
+ */
+static size_t scan_section(Elf *elf, amd_comgr_disassembly_info_t info, struct code *c,
+                           struct devrt_amdgpu_slot_reads *args, size_t count, size_t left)
 {
-    for (uint64_t at = c->address; at < c->address + c->size;) {
+    for (uint64_t at = c->address; left && at < c->address + c->size;) {
         uint64_t size = 0;
         c->instruction[0] = '\0';
-        bool decoded = disassemble(info, at, c, &size) == AMD_COMGR_STATUS_SUCCESS;
-        bool in_register = false;
-        if (decoded && may_read(c->instruction, slots, count, &in_register)) {
-            const char *function = function_at(elf, at);
-            snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE,
-                     "its code may read it: %s at 0x%" PRIx64 "%s%s loads %s", c->instruction, at,
-                     function[0] ? " in " : "", function,
-                     in_register ? "from an offset held in a register" : "from its offset");
-            return 1;
+        struct load load;
+        if (disassemble(info, at, c, &size) == AMD_COMGR_STATUS_SUCCESS &&
+            scalar_load(c->instruction, &load)) {
+            for (size_t i = 0; i < count; ++i) {
+                if (args[i].read[0] || !may_read(&load, args[i].slots, args[i].count))
+                    continue;
+                const char *function = function_at(elf, at);
+                snprintf(args[i].read, sizeof args[i].read,
+                         "its code may read it: %s at 0x%" PRIx64 "%s%s loads %s", c->instruction,
+                         at, function[0] ? " in " : "", function,
+                         load.in_register ? "from an offset held in a register"
+                                          : "from its offset");
+                left--;
+            }
         }
         /* Data between functions (padding, s_code_end) decodes as nothing: step a word. */
         at += size >= 4 ? size : 4;
     }
-    return 0;
+    return left;
 }
 
-int devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, const struct devrt_amdgpu_slot *slots,
-                                 size_t count, char read[DEVRT_AMDGPU_SLOT_READ_SIZE])
+/* Each argument of ARGS (COUNT) with slots and nothing found yet is told WHY. */
+static void cannot_read(struct devrt_amdgpu_slot_reads *args, size_t count, const char *why)
 {
-    read[0] = '\0';
+    for (size_t i = 0; i < count; ++i)
+        if (args[i].count && !args[i].read[0])
+            snprintf(args[i].read, sizeof args[i].read, "devrt cannot read its code to tell: %s",
+                     why);
+}
+
+void devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, struct devrt_amdgpu_slot_reads *args,
+                                  size_t count)
+{
+    size_t left = 0;
+    for (size_t i = 0; i < count; ++i) {
+        args[i].read[0] = '\0';
+        left += args[i].count != 0;
+    }
+    if (!left)
+        return;
     pthread_once(&comgr_once, open_comgr);
     if (!comgr) {
-        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE, "devrt cannot read its code to tell: %s",
-                 comgr_error);
-        return -1;
+        cannot_read(args, count, comgr_error);
+        return;
     }
-    struct code c = {0};
     amd_comgr_disassembly_info_t info;
     if (create_info(isa, read_code, keep_instruction, ignore_address, &info) !=
         AMD_COMGR_STATUS_SUCCESS) {
-        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE,
-                 "devrt cannot read its code to tell: this comgr does not disassemble %s", isa);
-        return -1;
+        char why[160];
+        snprintf(why, sizeof why, "this comgr does not disassemble %s", isa);
+        cannot_read(args, count, why);
+        return;
     }
-    int found = 0;
+    struct code c = {0};
     Elf_Scn *section = NULL;
-    while (!found && (section = elf_nextscn(elf, section))) {
+    while (left && (section = elf_nextscn(elf, section))) {
         GElf_Shdr header;
         Elf_Data *data;
         if (!gelf_getshdr(section, &header) || header.sh_type != SHT_PROGBITS ||
@@ -196,8 +228,7 @@ int devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, const struct devrt_a
         c.bytes = data->d_buf;
         c.address = header.sh_addr;
         c.size = data->d_size;
-        found = scan_section(elf, info, &c, slots, count, read);
+        left = scan_section(elf, info, &c, args, count, left);
     }
     destroy_info(info);
-    return found;
 }

@@ -29,14 +29,22 @@ struct devrt_amdgpu_slot {
 
 enum { DEVRT_AMDGPU_SLOT_READ_SIZE = 512 };
 
+/* One hidden argument's slots, one a kernel that lists it, and what the scan found. */
+struct devrt_amdgpu_slot_reads {
+    const struct devrt_amdgpu_slot *slots;
+    size_t count;
+    /* Out: the first scalar load that may read one of the slots (the instruction, its
+       address and the function holding it where the symbol table names one), why the
+       code could not be read (comgr missing, or not knowing the processor), or "". */
+    char read[DEVRT_AMDGPU_SLOT_READ_SIZE];
+};
+
 /*
  * Scans every executable section of ELF, a code object for ISA (a target ID such as
- * amdgcn-amd-amdhsa--gfx90a:xnack-), for the first scalar load that may read one of SLOTS
- * (COUNT of them). Returns 1 and describes that load in READ (the instruction, its address and
- * the function holding it where the symbol table names one); 0 when no load may; -1 when the
- * code cannot be read, READ saying why (comgr missing, or not knowing the processor).
+ * amdgcn-amd-amdhsa--gfx90a:xnack-), once, for loads of each of the COUNT arguments' slots
+ * in ARGS.
  */
-int devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, const struct devrt_amdgpu_slot *slots,
-                                 size_t count, char read[DEVRT_AMDGPU_SLOT_READ_SIZE]);
+void devrt_amdgpu_scan_slot_reads(Elf *elf, const char *isa, struct devrt_amdgpu_slot_reads *args,
+                                  size_t count);
 
 #endif

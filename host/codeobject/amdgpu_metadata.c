@@ -188,37 +188,51 @@ static void read_descriptors(Elf *elf, struct devrt_amdgpu_metadata *m)
     }
 }
 
+/* The hidden arguments only ockl's code reads (hostcall_read and heap_read say of them). */
+static const char *const ockl_kinds[] = {"hidden_hostcall_buffer", "hidden_heap_v1"};
+
 /*
- * Scans the code for reads of the hidden argument KIND where a kernel lists it, into READ
- * (struct devrt_amdgpu_metadata's hostcall_read and heap_read).
+ * Scans the code, once, for reads of ockl's hidden arguments where a kernel lists them, into
+ * the metadata's hostcall_read and heap_read.
  */
-static void scan_reads(Elf *elf, struct devrt_amdgpu_metadata *m, const char *kind, char *read)
+static void scan_ockl_reads(Elf *elf, struct devrt_amdgpu_metadata *m)
 {
-    /* A kernel lists each hidden argument once at most. */
-    struct devrt_amdgpu_slot *slots = calloc(m->kernel_count ? m->kernel_count : 1, sizeof *slots);
-    if (!slots) {
-        snprintf(read, DEVRT_AMDGPU_SLOT_READ_SIZE, "devrt had no memory to read the code");
+    enum { KINDS = sizeof ockl_kinds / sizeof ockl_kinds[0] };
+    char *found[KINDS] = {m->hostcall_read, m->heap_read};
+    /* As many slots of a kind as arguments in all: malformed metadata may repeat one. */
+    size_t most = 1;
+    for (size_t i = 0; i < m->kernel_count; ++i)
+        most += m->kernels[i].arg_count;
+    struct devrt_amdgpu_slot *slots = calloc(KINDS * most, sizeof *slots);
+    struct devrt_amdgpu_slot_reads *args = calloc(KINDS, sizeof *args);
+    if (!slots || !args) {
+        for (size_t k = 0; k < KINDS; ++k)
+            snprintf(found[k], DEVRT_AMDGPU_SLOT_READ_SIZE, "devrt had no memory to read the code");
+        free(slots);
+        free(args);
         return;
     }
-    size_t count = 0;
+    for (size_t k = 0; k < KINDS; ++k)
+        args[k].slots = slots + k * most;
     for (size_t i = 0; i < m->kernel_count; ++i) {
-        const struct devrt_amdgpu_kernel *k = &m->kernels[i];
+        const struct devrt_amdgpu_kernel *kernel = &m->kernels[i];
         uint32_t implicit = UINT32_MAX;
-        for (size_t j = 0; j < k->arg_count; ++j)
-            if (k->args[j].hidden && k->args[j].offset < implicit)
-                implicit = k->args[j].offset;
-        for (size_t j = 0; j < k->arg_count; ++j)
-            if (!strcmp(k->args[j].value_kind, kind)) {
-                slots[count++] =
-                    (struct devrt_amdgpu_slot){k->args[j].offset, k->args[j].offset - implicit};
-                break;
-            }
+        for (size_t j = 0; j < kernel->arg_count; ++j)
+            if (kernel->args[j].hidden && kernel->args[j].offset < implicit)
+                implicit = kernel->args[j].offset;
+        for (size_t j = 0; j < kernel->arg_count; ++j)
+            for (size_t k = 0; k < KINDS; ++k)
+                if (!strcmp(kernel->args[j].value_kind, ockl_kinds[k]))
+                    slots[k * most + args[k].count++] = (struct devrt_amdgpu_slot){
+                        kernel->args[j].offset, kernel->args[j].offset - implicit};
     }
     char isa[96];
     snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", m->isa);
-    if (count)
-        devrt_amdgpu_scan_slot_reads(elf, isa, slots, count, read);
+    devrt_amdgpu_scan_slot_reads(elf, isa, args, KINDS);
+    for (size_t k = 0; k < KINDS; ++k)
+        snprintf(found[k], DEVRT_AMDGPU_SLOT_READ_SIZE, "%s", args[k].read);
     free(slots);
+    free(args);
 }
 
 /* Where a malformed note went wrong, for the message. */
@@ -526,8 +540,7 @@ static int read_elf(char *copy, size_t size, const char *path, struct devrt_amdg
     }
     if (status == DEVRT_SUCCESS) {
         read_descriptors(elf, m);
-        scan_reads(elf, m, "hidden_hostcall_buffer", m->hostcall_read);
-        scan_reads(elf, m, "hidden_heap_v1", m->heap_read);
+        scan_ockl_reads(elf, m);
     }
     elf_end(elf);
     return status;

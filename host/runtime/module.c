@@ -94,8 +94,8 @@ static int attach_state(devrt_module *module, uint64_t since)
         ports *= 2; /* the device picks a port with a mask */
     if (!device->rpc_ports)
         ports = DEVRT_DEFAULT_PORTS;
-    /* Device memory: the initial state, the ports' state words, the heap's tables. */
-    /* The ring's counter has a line of its own: every announcement adds to it. */
+    /* Device memory: the initial state, the ready ring's counter (a line of its own: every
+       announcement adds to it), the ports' state words, the heap's tables. */
     size_t ring_next = align_to(sizeof(struct devrt_initial_state), 128);
     size_t port_words = ring_next + 128;
     size_t heap_tables = align_to(port_words + ports * sizeof(uint32_t), 128);

@@ -124,7 +124,8 @@ struct devrt_lane_message {
 
 struct devrt_port_state {
     bool streaming;
-    /* The outbox value the ready ring announced before the flip was seen, 0 for none. */
+    /* While the port is on the ready ring's pending list (server.c), the outbox value the
+       ring last announced for it; 0 off the list. */
     uint32_t announced;
     uint32_t opcode;
     uint64_t lane_mask;
