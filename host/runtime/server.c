@@ -6,6 +6,7 @@
  * cannot hang on it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -396,7 +397,9 @@ static void *server_main(void *arg)
         if (rings_only && now - server->last_taken_ns < devrt_server_poll_policy.spin_ns &&
             now - passed_ns < DEVRT_SERVER_PASS_NS &&
             __atomic_load_n(&server->callers, __ATOMIC_RELAXED) > 0) {
-            relax();
+            /* A yield, not a pause: on the emulation the lanes that will send the next
+               request are threads that may be waiting for this CPU. */
+            sched_yield();
             continue;
         }
         passed_ns = now;
