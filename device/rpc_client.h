@@ -163,21 +163,27 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
     return devrt_rpc_reply_status(low);
 }
 
-static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
+/*
+ * Take a port for the calling wave as a wave at hardware place SLOT would (rpc.h, "Home
+ * ports"): its home port, else the first free one from its place in the overflow pool on.
+ * Tests name the place to make two waves share a home.
+ */
+static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire_from(uint32_t slot)
 {
     struct devrt_rpc_channel *channel = DEVRT_ARCH_READ_ONLY(__devrt_state)->rpc;
     uint64_t lanes = devrt_arch_active_mask();
-    /* Spread waves over the ports so that most find theirs free at the first try. */
-    uint32_t last =
-        DEVRT_ARCH_READ_ONLY(channel)->port_count - 1; /* a power of two less one: no division */
-    /* No division by the wave size: it folds too late to become a shift on amdgcn. */
-    uint32_t index = devrt_arch_read_first_sync(lanes, devrt_arch_workitem_id(0) +
-                                                           devrt_arch_workgroup_id(0) * 1031) &
-                     last;
-    uint32_t state;
-    while (devrt_rpc_port_state_locked(state = devrt_rpc_try_lock_in(channel, index, lanes))) {
-        index = (index + 1) & last;
-        devrt_arch_sleep();
+    uint32_t count = DEVRT_ARCH_READ_ONLY(channel)->port_count;
+    uint32_t homes = devrt_rpc_home_ports(count);
+    uint32_t place = devrt_arch_read_first_sync(lanes, slot) & (homes - 1u);
+    uint32_t index = place;
+    uint32_t state = devrt_rpc_try_lock_in(channel, index, lanes);
+    if (devrt_rpc_port_state_locked(state)) {
+        /* Masks, no division: count and homes are powers of two (one port: its own pool). */
+        index = (homes | place) & (count - 1u);
+        while (devrt_rpc_port_state_locked(state = devrt_rpc_try_lock_in(channel, index, lanes))) {
+            index = (index + 1u) & (count - 1u);
+            devrt_arch_sleep();
+        }
     }
     struct devrt_rpc_port port = {
         .channel = channel,
@@ -191,6 +197,11 @@ static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
     if (!devrt_rpc_port_state_settled(state))
         devrt_rpc_wait(channel, index, port.outbox);
     return port;
+}
+
+static inline DEVRT_ARCH_INLINE struct devrt_rpc_port devrt_rpc_acquire(void)
+{
+    return devrt_rpc_acquire_from(devrt_arch_wave_slot());
 }
 
 /*

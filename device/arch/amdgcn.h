@@ -123,6 +123,28 @@ static inline uint32_t devrt_arch_leader_value(uint32_t value)
 }
 
 /*
+ * The wave's place in the hardware (the RPC's home port): HW_ID's wave, SIMD, CU, shader
+ * array and engine fields on GFX9, HW_ID1's on GFX10 and later. Target-free bitcode cannot
+ * tell the generations apart; the wave size folds, and only GFX10 and later run wave32. A
+ * wave64 kernel on GFX10 or later reads register 4 there, whatever it holds: the number is
+ * a hint, which the port's lock keeps correct. (LLVM folds the size only when it selects
+ * instructions, after s_getreg's side effects have pinned both reads: the code keeps both,
+ * and the branch on the constant runs one.)
+ */
+static inline uint32_t devrt_arch_wave_slot(void)
+{
+    if (devrt_arch_wavefront_size() == 32) {
+        /* hwreg(HW_REG_HW_ID1, 0, 21): wave [4:0], SIMD [9:8], WGP [13:10], SA 16, SE [20:18]. */
+        uint32_t id = __builtin_amdgcn_s_getreg(23 | 20 << 11);
+        return (id & 0x1fu) | (id >> 3 & 0x60u) | (id >> 3 & 0x780u) | (id >> 5 & 0x800u) |
+               (id >> 6 & 0x7000u);
+    }
+    /* hwreg(HW_REG_HW_ID, 0, 16): wave [3:0], SIMD [5:4], CU [11:8], SH 12, SE [15:13]. */
+    uint32_t id = __builtin_amdgcn_s_getreg(4 | 15 << 11);
+    return (id & 0x3fu) | (id >> 2 & 0x3fc0u);
+}
+
+/*
  * The raise's one lane (exception.c): the first active lane's value, for every lane that
  * raises with it. No lane waits for another: the lanes of a branch run together, so the
  * value is there to read, and it sits in an SGPR instead of every lane's VGPR.

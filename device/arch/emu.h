@@ -163,6 +163,24 @@ static inline uint32_t devrt_arch_grid_size(uint32_t dim)
 }
 
 /*
+ * The wave's place (the RPC's home port): its index in the grid, which no other wave of the
+ * launch shares.
+ */
+static inline uint32_t devrt_arch_wave_slot(void)
+{
+    const struct devrt_emu_lane *lane = devrt_emu_current_lane;
+    uint32_t group = lane->workgroup[0] +
+                     lane->num_workgroups[0] *
+                         (lane->workgroup[1] + lane->num_workgroups[1] * lane->workgroup[2]);
+    uint32_t lanes = lane->workgroup_size[0] * lane->workgroup_size[1] * lane->workgroup_size[2];
+    uint32_t item =
+        lane->workitem[0] +
+        lane->workgroup_size[0] * (lane->workitem[1] + lane->workgroup_size[1] * lane->workitem[2]);
+    uint32_t waves = (lanes + lane->wave_size - 1) / lane->wave_size;
+    return group * waves + item / lane->wave_size;
+}
+
+/*
  * ThreadSanitizer does not model fences (GCC refuses them under -fsanitize=thread), so the
  * protocols synchronize through release stores and acquire loads, which it sees; the one
  * fence left, before a wave ends, is covered on the host by joining the lane's thread.

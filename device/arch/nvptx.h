@@ -92,6 +92,17 @@ static inline uint32_t devrt_arch_leader_value(uint32_t value)
 }
 
 /*
+ * The warp's place in the hardware (the RPC's home port): its SM and its slot there. PTX
+ * says %warpid may change when a warp is preempted: the number is a hint, which the port's
+ * lock keeps correct.
+ */
+static inline uint32_t devrt_arch_wave_slot(void)
+{
+    return __nvvm_read_ptx_sreg_smid() * __nvvm_read_ptx_sreg_nwarpid() +
+           __nvvm_read_ptx_sreg_warpid();
+}
+
+/*
  * The raise's one lane (exception.c): each lane raises with its own values, the registers
  * being the lane's own anyway, and no lane waits for another.
  */

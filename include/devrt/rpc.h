@@ -34,6 +34,13 @@
  * next one need not ask host memory: on a discrete GPU every read of host memory is a bus
  * round trip of a microsecond or more.
  *
+ * Home ports: the first half of the ports (devrt_rpc_home_ports) are homes, one for each
+ * place a wave can run in the hardware modulo their number, so that waves running at once
+ * find theirs free; the second half is an overflow pool. A wave tries its home port once;
+ * held (two places sharing a home, a wave that moved, a holder that ended holding it), it
+ * walks the ports from its place in the pool on, trying each once, so that it never waits
+ * for one particular holder.
+ *
  * Messages: each active lane sends one byte string. Its first packet starts with a
  * devrt_rpc_first_packet header (the lane's total length); the rest of that packet and
  * all following packets carry bytes. A message that fits one packet costs its lane one
@@ -280,6 +287,15 @@ static inline uint32_t devrt_rpc_port_state_of(uint32_t outbox, bool settled)
 {
     return (outbox & DEVRT_RPC_COUNT_MASK) << DEVRT_RPC_PORT_OUTBOX_SHIFT |
            (settled ? (uint32_t)DEVRT_RPC_PORT_SETTLED : 0u);
+}
+
+/*
+ * How many of a channel's PORT_COUNT ports (a power of two) are home ports, the first ones;
+ * the rest are the overflow pool. A power of two, so that a place picks its home by a mask.
+ */
+static inline uint32_t devrt_rpc_home_ports(uint32_t port_count)
+{
+    return port_count > 1 ? port_count / 2 : 1;
 }
 
 /* Whether a wave held the port when the state word was read (a try to lock it lost). */

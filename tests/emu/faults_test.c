@@ -608,6 +608,57 @@ static void test_ring(bool control, uint32_t bogus)
     devrt_module_unload(ringed);
 }
 
+/*
+ * Two waves of one workgroup hold ports at once (include/devrt/rpc.h, "Home ports"). shared:
+ * both take theirs as waves at one hardware place (HOME_SLOT) would: one gets that place's
+ * home port, the other a port of the overflow pool, and both are served. Apart (the
+ * control): each at its own place, each at its own home port. The emulation's random
+ * schedule may split a wave into groups that take a port each: a wave's later groups share
+ * its place, so they overflow to the pool in both forms. The device's default 1024 ports:
+ * two places of one SM or CU differ below 512, the number of home ports.
+ */
+enum { HOME_WAVES = 2, HOME_SLOT = 5, HOME_PORTS = 1024 };
+
+static void test_home_ports(bool shared)
+{
+    struct devrt_device_info info;
+    devrt_device_get_info(device, &info);
+    uint32_t lanes = HOME_WAVES * info.wave_size;
+    uint32_t *taken = devrt_mem_alloc(device, (1 + lanes + 2) * sizeof *taken);
+    CHECK(taken != NULL, "%s", devrt_last_error());
+    if (!taken)
+        return;
+    memset(taken, 0, (1 + lanes + 2) * sizeof *taken);
+    uint32_t *counts = taken + 1 + lanes;
+    struct devrt_arg args[] = {DEVRT_ARG_PTR(taken), DEVRT_ARG_PTR(counts), DEVRT_ARG_UINT(lanes),
+                               DEVRT_ARG_UINT(shared ? HOME_SLOT : ~0u)};
+    struct devrt_launch_config one = harness_grid1(1, lanes);
+    CHECK(devrt_launch(module, "hold_ports_at", &one, args, 4, NULL) == DEVRT_SUCCESS, "launch: %s",
+          devrt_last_error());
+    CHECK(counts[1] == lanes, "%u of %u lanes' echoes came back right", counts[1], lanes);
+    uint32_t homes = devrt_rpc_home_ports(HOME_PORTS), at_home = 0, pooled = 0, first = homes;
+    bool same_home = false;
+    for (uint32_t i = 1; i <= taken[0] && i <= lanes; ++i) {
+        if (taken[i] < homes) {
+            same_home |= at_home && taken[i] == first;
+            first = at_home++ ? first : taken[i];
+        }
+        pooled += taken[i] >= homes && taken[i] < HOME_PORTS;
+    }
+    CHECK(taken[0] >= HOME_WAVES && at_home + pooled == taken[0],
+          "%u groups took ports, %u of "
+          "them home ports, %u of the overflow pool",
+          taken[0], at_home, pooled);
+    if (shared)
+        CHECK(at_home == 1 && first == (HOME_SLOT & (homes - 1)),
+              "%u groups took home ports (the first %u), not one the home port %u", at_home, first,
+              HOME_SLOT & (homes - 1));
+    else
+        CHECK(at_home == HOME_WAVES && !same_home,
+              "%u groups took home ports, not each of the %u waves its own", at_home, HOME_WAVES);
+    devrt_mem_free(device, taken);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -623,6 +674,7 @@ int main(int argc, char **argv)
        ready ring's test has many. */
     struct devrt_device_options options = {.rpc_ports = strstr(test, "fuzz")   ? 16
                                                         : strstr(test, "ring") ? RING_PORTS
+                                                        : strstr(test, "home") ? HOME_PORTS
                                                                                : 0};
     image_path = argv[1];
     int exit_code = harness_open(backend, &options, argv[1], &device, &module);
@@ -656,6 +708,10 @@ int main(int argc, char **argv)
         test_ring(false, 7);
     else if (!strcmp(test, "ring_control"))
         test_ring(true, 0);
+    else if (!strcmp(test, "home_ports_shared"))
+        test_home_ports(true);
+    else if (!strcmp(test, "home_ports_apart"))
+        test_home_ports(false);
     else {
         fprintf(stderr, "unknown test %s\n", test);
         return 2;

@@ -174,6 +174,26 @@ DEVRT_KERNEL6(fuzz_server, uint32_t, rounds, uint64_t, seed, uint32_t, fuzz_ever
     __atomic_fetch_add(&counts[1], 1u, __ATOMIC_RELAXED);
 }
 
+/* Write this lane's one-packet echo of MESSAGE into BUFFER, its reply slot cleared. */
+static void write_echo(struct devrt_rpc_buffer *buffer, const uint8_t *message, uint32_t length)
+{
+    struct devrt_rpc_first_packet *first =
+        (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
+    devrt_rpc_clear_reply(buffer);
+    first->length = length;
+    first->arg = 0;
+    __builtin_memcpy(first + 1, message, length);
+}
+
+/* Whether this lane's echo of MESSAGE, posted as request OUTBOX, came back right. */
+static bool echoed(struct devrt_rpc_buffer *buffer, uint32_t outbox, const uint8_t *message,
+                   uint32_t length)
+{
+    uint64_t word = 0;
+    return devrt_rpc_wait_word(buffer, outbox, &word) == DEVRT_RPC_OK &&
+           word == devrt_rpc_checksum(message, length);
+}
+
 /*
  * One lane echoes `rounds` times through port `index` (the last of many, for the ready
  * ring's test), with the protocol's steps; ok[0] counts the echoes that came back right.
@@ -193,20 +213,39 @@ DEVRT_KERNEL4(echo_on_port, uint32_t, index, uint32_t, rounds, uint32_t *, ok, u
         uint32_t outbox = devrt_rpc_port_state_outbox(state);
         if (!devrt_rpc_port_state_settled(state))
             devrt_rpc_wait(channel, index, outbox);
-        struct devrt_rpc_first_packet *first =
-            (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
-        devrt_rpc_clear_reply(buffer);
-        first->length = sizeof message;
-        first->arg = 0;
-        __builtin_memcpy(first + 1, message, sizeof message);
+        write_echo(buffer, message, sizeof message);
         if (bogus)
             devrt_rpc_announce(channel, index, devrt_rpc_flip(DEVRT_RPC_CLIENT, outbox + bogus, 0));
         outbox = devrt_rpc_post_in(channel, buffer, index, outbox, lanes, DEVRT_RPC_ECHO,
                                    DEVRT_RPC_WANT_WORD);
-        uint64_t word = 0;
-        if (devrt_rpc_wait_word(buffer, outbox, &word) == DEVRT_RPC_OK &&
-            word == devrt_rpc_checksum(message, sizeof message))
+        if (echoed(buffer, outbox, message, sizeof message))
             __atomic_fetch_add(ok, 1u, __ATOMIC_RELAXED);
         devrt_rpc_release_in(channel, index, lanes, outbox, true);
     }
+}
+
+/*
+ * Waves that hold ports at once (include/devrt/rpc.h, "Home ports"): each wave of the one
+ * workgroup takes a port as a wave at hardware place `slot` would, or at its own place
+ * when slot is ~0. Each group of lanes that took one (a whole wave, unless the emulation's
+ * random schedule split it) appends the port's number to taken[1..], counted in taken[0].
+ * Once all `lanes` hold theirs, each lane echoes through its port and counts a right
+ * answer in counts[1]; counts[0] counts the lanes that arrived.
+ */
+DEVRT_KERNEL4(hold_ports_at, uint32_t *, taken, uint32_t *, counts, uint32_t, lanes, uint32_t, slot)
+{
+    static const uint8_t message[] = "from a wave that holds its port";
+    struct devrt_rpc_port port = slot == ~0u ? devrt_rpc_acquire() : devrt_rpc_acquire_from(slot);
+    if (devrt_rpc_leader_in(port.lanes))
+        taken[1 + __atomic_fetch_add(&taken[0], 1u, __ATOMIC_RELAXED)] = port.index;
+    __atomic_fetch_add(&counts[0], 1u, __ATOMIC_RELAXED);
+    while (__atomic_load_n(&counts[0], __ATOMIC_RELAXED) < lanes)
+        devrt_arch_sleep();
+    write_echo(port.buffer, message, sizeof message);
+    uint32_t outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
+                                        port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_WORD);
+    bool right = echoed(port.buffer, outbox, message, sizeof message);
+    devrt_rpc_release_in(port.channel, port.index, port.lanes, outbox, true);
+    if (right)
+        __atomic_fetch_add(&counts[1], 1u, __ATOMIC_RELAXED);
 }

@@ -16,17 +16,26 @@ DEVRT_KERNEL2(round_trips, uint64_t *, samples, uint32_t, rounds)
 }
 
 /*
- * The same from lane 0 of workgroup `group` alone, so that the port it takes (spread by
- * workgroup: devrt_rpc_acquire) is one the server's scan reaches last.
+ * The same from one lane that takes its port as a wave at hardware place `slot` would
+ * (devrt_rpc_acquire_from): its home port, slot modulo the home ports, is free.
  */
-DEVRT_KERNEL3(round_trips_in, uint64_t *, samples, uint32_t, rounds, uint32_t, group)
+DEVRT_KERNEL3(round_trips_at, uint64_t *, samples, uint32_t, rounds, uint32_t, slot)
 {
-    if (devrt_workgroup_id(DEVRT_X) != group || devrt_workitem_id(DEVRT_X) != 0)
-        return;
-    uint64_t payload[4] = {group, 1, 2, 3};
+    uint64_t payload[4] = {slot, 1, 2, 3};
     for (uint32_t i = 0; i < rounds; ++i) {
         uint64_t start = devrt_clock();
-        devrt_rpc_echo(payload, sizeof payload);
+        struct devrt_rpc_port port = devrt_rpc_acquire_from(slot);
+        struct devrt_rpc_first_packet *first =
+            (struct devrt_rpc_first_packet *)&port.buffer->packet[devrt_arch_lane_id()];
+        devrt_rpc_clear_reply(port.buffer);
+        first->length = sizeof payload;
+        first->arg = 0;
+        __builtin_memcpy(first + 1, payload, sizeof payload);
+        uint32_t outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
+                                            port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_WORD);
+        uint64_t word;
+        devrt_rpc_wait_word(port.buffer, outbox, &word);
+        devrt_rpc_release_in(port.channel, port.index, port.lanes, outbox, true);
         samples[i] = devrt_clock() - start;
     }
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <devrt/host.h>
+#include <devrt/rpc.h>
 
 #include "faults.h" /* the server's timeline (tests/faults, not installed) */
 #include "harness.h"
@@ -84,22 +85,20 @@ static void latency(devrt_module *module, devrt_device *device, const char *what
 }
 
 /*
- * One lane round trips through the last port of PORTS, the last the server's scan reaches:
- * devrt_rpc_acquire starts workgroup g at port (g * 1031) mod PORTS, the first of them free.
+ * One lane round trips through the last home port of PORTS (include/devrt/rpc.h), where a
+ * pass over the ports in order finds it after all the homes before it.
  */
 static void latency_last_port(devrt_module *module, devrt_device *device, uint32_t ports,
                               uint32_t rounds)
 {
-    uint32_t group = 0;
-    while (group < ports && (group * 1031u & (ports - 1)) != ports - 1)
-        ++group;
+    uint32_t slot = devrt_rpc_home_ports(ports) - 1;
     uint64_t *samples = allocate(device, (size_t)rounds * sizeof *samples);
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds),
-                               DEVRT_ARG_UINT(group)};
-    launch(module, "round_trips_in", group + 1, 1, args, 3);
+                               DEVRT_ARG_UINT(slot)};
+    launch(module, "round_trips_at", 1, 1, args, 3);
     char label[128];
     snprintf(label, sizeof label, "round trip, 1 lane calling through port %u of %u (1 lane x %u)",
-             ports - 1, ports, rounds);
+             slot, ports, rounds);
     print_row(label, samples, rounds, 1);
     devrt_mem_free(device, samples);
 }
