@@ -22,13 +22,21 @@ enum devrt_launch_event {
     DEVRT_LAUNCH_DETACH_WAITS /* an unload waits for a wait that has one of its launches */
 };
 
+/* The steps of a request that the server's timeline stamps (tests/faults/faults.h). */
+enum devrt_server_step {
+    DEVRT_SERVER_LOOK,   /* a look at the ready rings began */
+    DEVRT_SERVER_SEEN,   /* a port's flip is seen, by a look or a pass */
+    DEVRT_SERVER_READ,   /* its packets are read and checked */
+    DEVRT_SERVER_HANDLED /* its handler has run (a message's last packet) */
+};
+
 struct devrt_fault_hooks {
     /* Waits on the doorbell as the backend would; may lose a ring. */
     void (*wait_doorbell)(devrt_device *device, uint64_t armed, uint32_t timeout_ms);
-    /* The server's lock is held in pass, seen, keep_refused, hand_back, handed, hold_end,
+    /* The server's lock is held in pass, step, keep_refused, hand_back, handed, hold_end,
        deferred and hold_all. */
     bool (*pass)(struct devrt_server *server); /* false: the pass looks at no port */
-    void (*seen)(struct devrt_server *server);
+    void (*step)(struct devrt_server *server, enum devrt_server_step step);
     bool (*keep_refused)(const struct devrt_server *server);
     void (*hand_back)(struct devrt_server *server);
     /* The hand-back is made: the replies and the inbox store are written. */

@@ -306,8 +306,8 @@ static inline void devrt_faults_handed(struct devrt_server *server)
 }
 
 /*
- * A pass began, and it saw a port's flip: the timeline's steps. The pass looks at every port
- * unless this says not to (the ready ring's test).
+ * A pass began: the timeline's first step, as a look at the rings is (devrt_faults_step).
+ * The pass looks at every port unless this says not to (the ready ring's test).
  */
 static inline bool devrt_faults_pass(struct devrt_server *server)
 {
@@ -315,11 +315,12 @@ static inline bool devrt_faults_pass(struct devrt_server *server)
     return !hooks || hooks->pass(server);
 }
 
-static inline void devrt_faults_seen(struct devrt_server *server)
+/* A request reached STEP: the timeline's other steps. */
+static inline void devrt_faults_step(struct devrt_server *server, enum devrt_server_step step)
 {
     const struct devrt_fault_hooks *hooks = devrt_faults_of(server);
     if (hooks)
-        hooks->seen(server);
+        hooks->step(server, step);
 }
 
 /* A packet deferred for the bound, which a test's stop waits for (tests/faults). */

@@ -121,7 +121,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
     if (!devrt_rpc_owns(DEVRT_RPC_SERVER, inbox, outbox))
         return false;
-    devrt_faults_seen(&module->device->server);
+    devrt_faults_step(&module->device->server, DEVRT_SERVER_SEEN);
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
     struct devrt_port_state *port = &module->ports[index];
@@ -145,6 +145,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
     struct devrt_rpc_packet reply[DEVRT_RPC_MAX_LANES];
     const char *error =
         devrt_message_accept_packet(module, port, &header, buffer->packet, why, sizeof why);
+    devrt_faults_step(&module->device->server, DEVRT_SERVER_READ);
     if (error) {
         record_request_error(module, index, "%s", error);
         status = DEVRT_RPC_REFUSED;
@@ -164,6 +165,7 @@ static bool serve_port(devrt_module *module, uint32_t index)
         serving = module->device;
         int refused = handlers[port->opcode](&request);
         serving = NULL;
+        devrt_faults_step(&module->device->server, DEVRT_SERVER_HANDLED);
         opcode = request.opcode;
         lane_mask = request.lane_mask;
         units = request.units;
@@ -302,6 +304,7 @@ static size_t serve_rings(struct devrt_server *server, bool *rings_only)
     size_t taken = 0;
     bool rings = false;
     pthread_mutex_lock(&server->lock);
+    devrt_faults_step(server, DEVRT_SERVER_LOOK);
     for (devrt_module *m = server->modules; m; m = m->next) {
         taken += serve_ring(m);
         rings |= m->host_channel.ring != NULL;

@@ -173,10 +173,16 @@ static bool hook_pass(struct devrt_server *server)
     return !faults_of(server)->settings.ring_only;
 }
 
-static void hook_seen(struct devrt_server *server)
+static void hook_step(struct devrt_server *server, enum devrt_server_step step)
 {
-    if (faults_on(server) && faults_of(server)->settings.timeline)
-        faults_of(server)->now.seen = devrt_now_ns();
+    if (!faults_on(server) || !faults_of(server)->settings.timeline)
+        return;
+    struct devrt_server_timeline_entry *now = &faults_of(server)->now;
+    uint64_t *stamp[] = {[DEVRT_SERVER_LOOK] = &now->pass,
+                         [DEVRT_SERVER_SEEN] = &now->seen,
+                         [DEVRT_SERVER_READ] = &now->read,
+                         [DEVRT_SERVER_HANDLED] = &now->handled};
+    *stamp[step] = devrt_now_ns();
 }
 
 static void record_timeline(struct devrt_faults *faults)
@@ -185,6 +191,7 @@ static void record_timeline(struct devrt_faults *faults)
     if (faults->stats.timeline_entries < faults->settings.timeline_capacity)
         faults->settings.timeline[faults->stats.timeline_entries++] = faults->now;
     faults->now.woke = 0;
+    faults->now.handled = 0;
 }
 
 /* The timeline's last step: stamped once the replies and the inbox store are written. */
@@ -323,7 +330,7 @@ static void hook_release(struct devrt_server *server)
 static const struct devrt_fault_hooks hooks = {
     .wait_doorbell = hook_wait_doorbell,
     .pass = hook_pass,
-    .seen = hook_seen,
+    .step = hook_step,
     .keep_refused = hook_keep_refused,
     .hand_back = hook_hand_back,
     .handed = hook_handed,

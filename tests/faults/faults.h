@@ -20,10 +20,12 @@
  * can split the server's turn into its steps (docs/performance.md). It shares the hooks.
  */
 struct devrt_server_timeline_entry {
-    uint64_t woke;   /* the doorbell wait returned; 0 when the pass followed a busy one */
-    uint64_t pass;   /* the pass began, the server's lock held */
-    uint64_t seen;   /* the pass saw the port's flip */
-    uint64_t handed; /* the replies and the inbox store are written: the device may see them */
+    uint64_t woke;    /* the doorbell wait returned; 0 when the look followed a busy one */
+    uint64_t pass;    /* the pass or the look at the ready rings began, the lock held */
+    uint64_t seen;    /* it saw the port's flip */
+    uint64_t read;    /* the packets are read and checked */
+    uint64_t handled; /* the handler has run; 0 for a packet that is not a message's last */
+    uint64_t handed;  /* the replies and the inbox store are written: the device may see them */
 };
 
 struct devrt_fault_settings {

@@ -64,19 +64,59 @@ DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t,
 }
 
 /*
- * The floor under any server: one lane and a host thread that does nothing but answer
- * pass a counter back and forth through host memory, `rounds` times. words[0] is the
- * device's, words[1] the host's; the device publishes its word as the RPC client does its
- * outbox and doorbell, and polls as it polls the inbox.
+ * The ladder: one lane's round trips with a host thread that does nothing but answer (no
+ * server), `rounds` times, each rung adding a piece of the protocol to the rung below, with
+ * the RPC client's own steps where they run without a server:
+ *   0  the floor: the count stored to host memory (words[0]) as a release, a fence, and
+ *      polls of the answer (words[1]), as the client publishes its outbox and polls;
+ *   1  + taking and giving up a port: its state word's fetch-or and store, in device
+ *      memory (the module's last port, restored as found; no request uses it meanwhile);
+ *   2  + the request's stores: the lane's first packet and the header, in `buffer`;
+ *   3  + the doorbell: the read of whether the server sleeps (`doorbell`, whose flag is 0);
+ *   4  + the reply as the protocol gives it: the lane's slot in `buffer` cleared first, the
+ *      tagged word polled there, then the acquire fence (devrt_rpc_wait_word), in place of
+ *      words[1].
+ * The rung above them is the real round trip, through the server.
  */
-DEVRT_KERNEL3(ping_pong, uint32_t *, words, uint64_t *, samples, uint32_t, rounds)
+DEVRT_KERNEL6(ladder, uint32_t *, words, struct devrt_rpc_buffer *, buffer,
+              struct devrt_rpc_doorbell *, doorbell, uint64_t *, samples, uint32_t, rounds,
+              uint32_t, rung)
 {
+    struct devrt_rpc_channel *channel = DEVRT_ARCH_READ_ONLY(__devrt_state)->rpc;
+    uint32_t last = DEVRT_ARCH_READ_ONLY(channel)->port_count - 1;
+    uint64_t lanes = devrt_arch_active_mask();
+    uint64_t payload[4] = {devrt_global_id(DEVRT_X), 1, 2, 3};
     for (uint32_t i = 1; i <= rounds; ++i) {
         uint64_t start = devrt_clock();
+        uint32_t state = 0;
+        if (rung >= 1)
+            state = devrt_rpc_try_lock_in(channel, last, lanes);
+        if (rung >= 2) {
+            struct devrt_rpc_first_packet *first =
+                (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
+            first->length = sizeof payload;
+            first->arg = 0;
+            __builtin_memcpy(first + 1, payload, sizeof payload);
+            buffer->header.opcode = DEVRT_RPC_ECHO;
+            buffer->header.flags = DEVRT_RPC_WANT_WORD;
+            buffer->header.lane_mask = lanes;
+        }
+        if (rung >= 4)
+            devrt_rpc_clear_reply(buffer);
         devrt_atomic_store(&words[0], i, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
         devrt_atomic_fence(__ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM);
-        while (devrt_atomic_load(&words[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != i)
-            devrt_arch_sleep();
+        if (rung >= 3)
+            devrt_arch_ring_doorbell(doorbell);
+        if (rung >= 4) {
+            uint64_t word;
+            devrt_rpc_wait_word(buffer, i, &word);
+        } else {
+            while (devrt_atomic_load(&words[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != i)
+                devrt_arch_sleep();
+        }
+        if (rung >= 1)
+            devrt_rpc_release_in(channel, last, lanes, devrt_rpc_port_state_outbox(state),
+                                 devrt_rpc_port_state_settled(state));
         samples[i - 1] = devrt_clock() - start;
     }
 }

@@ -2,8 +2,9 @@
  * RPC benchmark on a backend (emu by default): round-trip latency (median, 99th
  * percentile) with one lane and with many, beside two floors: one read of host memory by
  * the device, and a round trip through host memory with a host thread that does nothing
- * but answer (no server, no ports), requests per second with every port busy, and
- * the server thread's CPU time while a kernel runs without requests.
+ * but answer (no server, no ports), the ladder from that floor up to everything the client
+ * does, requests per second with every port busy, and the server thread's CPU time while
+ * a kernel runs without requests.
  *
  *   rpc_bench IMAGE [emu|hsa|cuda [PORTS [noring]]]
  *
@@ -120,41 +121,71 @@ static void host_reads(devrt_module *module, devrt_device *device, uint32_t roun
 
 struct answerer {
     uint32_t *words;
-    uint32_t rounds;
+    struct devrt_rpc_buffer *buffer;
+    uint32_t rounds, rung;
 };
 
-/* The host side of ping_pong: answer each of the device's counts as soon as it appears. */
+/*
+ * The host side of the ladder: answer each of the device's counts as soon as it appears,
+ * in words[1], or from rung 4 on as the server answers a one-word request (the tagged
+ * halves of the lane's reply slot).
+ */
 static void *answer(void *arg)
 {
     struct answerer *a = arg;
     for (uint32_t i = 1; i <= a->rounds; ++i) {
         while (__atomic_load_n(&a->words[0], __ATOMIC_ACQUIRE) != i)
             ;
-        __atomic_store_n(&a->words[1], i, __ATOMIC_RELEASE);
+        if (a->rung < 4) {
+            __atomic_store_n(&a->words[1], i, __ATOMIC_RELEASE);
+            continue;
+        }
+        uint32_t tag = devrt_rpc_tag(i, DEVRT_RPC_OK);
+        for (int half = 0; half < 2; ++half)
+            __atomic_store_n(&a->buffer->reply[0].half[half], devrt_rpc_reply_half(tag, i),
+                             __ATOMIC_RELEASE);
     }
     return NULL;
 }
 
-/* A round trip through host memory with a host thread that only answers: no server. */
-static void ping_pong(devrt_module *module, devrt_device *device, uint32_t rounds)
+/*
+ * The ladder (the kernel `ladder` says what each rung adds): one lane's round trip with a
+ * host thread that only answers, from the floor up to everything the client does but the
+ * server's part. Its rows come first in the table; the real round trip follows them.
+ */
+static void ladder(devrt_module *module, devrt_device *device, uint32_t rounds)
 {
+    static const char *const rungs[] = {
+        "ladder 0: ping-pong with a host thread that only answers, no server (the floor)",
+        "ladder 1: + taking and giving up a port",
+        "ladder 2: + the request's packet and header",
+        "ladder 3: + the doorbell",
+        "ladder 4: + the tagged reply in the lane's slot, then the acquire",
+    };
     uint32_t *words = allocate(device, 2 * sizeof *words);
+    struct devrt_rpc_buffer *buffer = allocate(device, sizeof *buffer);
+    struct devrt_rpc_doorbell *doorbell = allocate(device, sizeof *doorbell);
     uint64_t *samples = allocate(device, rounds * sizeof *samples);
-    struct answerer a = {words, rounds};
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, answer, &a) != 0) {
-        fprintf(stderr, "no thread for ping_pong\n");
-        exit(1);
+    for (uint32_t rung = 0; rung < sizeof rungs / sizeof *rungs; ++rung) {
+        memset(words, 0, 2 * sizeof *words);
+        struct answerer a = {words, buffer, rounds, rung};
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, answer, &a) != 0) {
+            fprintf(stderr, "no thread for the ladder\n");
+            exit(1);
+        }
+        struct devrt_arg args[] = {DEVRT_ARG_PTR(words),    DEVRT_ARG_PTR(buffer),
+                                   DEVRT_ARG_PTR(doorbell), DEVRT_ARG_PTR(samples),
+                                   DEVRT_ARG_UINT(rounds),  DEVRT_ARG_UINT(rung)};
+        launch(module, "ladder", 1, 1, args, 6);
+        pthread_join(thread, NULL);
+        char label[160];
+        snprintf(label, sizeof label, "%s (1 lane x %u)", rungs[rung], rounds);
+        print_row(label, samples, rounds, 1);
     }
-    struct devrt_arg args[] = {DEVRT_ARG_PTR(words), DEVRT_ARG_PTR(samples),
-                               DEVRT_ARG_UINT(rounds)};
-    launch(module, "ping_pong", 1, 1, args, 3);
-    pthread_join(thread, NULL);
-    char label[128];
-    snprintf(label, sizeof label,
-             "ping-pong with a host thread that only answers, no server (1 lane x %u)", rounds);
-    print_row(label, samples, rounds, 1);
     devrt_mem_free(device, words);
+    devrt_mem_free(device, buffer);
+    devrt_mem_free(device, doorbell);
     devrt_mem_free(device, samples);
 }
 
@@ -187,22 +218,31 @@ static void round_trip_steps(devrt_module *module, devrt_device *device, uint32_
 
 /*
  * The server's side of one wave's round trips: its hook records, for each hand-back, when
- * its doorbell wait returned, its pass began, it saw the port's flip and it had written the
- * reply; the medians of the steps between them. The first step counts only the passes that
- * followed a wait (a server that was idle when the request came, as a lone wave's mostly is).
+ * its doorbell wait returned, its look at the rings (or its pass) began, it saw the port's
+ * flip, it had read the packets, its handler had run and it had written the replies; the
+ * medians of the steps between them. The first step counts only the looks that followed a
+ * wait (a server that was idle when the request came, as a lone wave's mostly is).
  */
 static void server_timeline(devrt_module *module, devrt_device *device, uint32_t wave,
                             uint32_t rounds)
 {
+    static const char *const names[] = {
+        "detect: the look's start to the port's flip seen",
+        "read: the flip seen to the packets read and checked",
+        "handle: the handler (the echo's checksum)",
+        "write: the replies and the hand-back written",
+    };
+    enum { STEPS = 1 + sizeof names / sizeof *names };
     struct devrt_server_timeline_entry *entries = calloc(rounds, sizeof *entries);
     uint64_t *samples = allocate(device, (size_t)wave * rounds * sizeof *samples);
-    uint64_t *step[3];
-    for (int k = 0; k < 3; ++k)
+    uint64_t *step[STEPS];
+    for (int k = 0; k < STEPS; ++k)
         step[k] = malloc(rounds * sizeof *step[k]);
-    if (!entries || !step[0] || !step[1] || !step[2]) {
-        fprintf(stderr, "no memory for %u timeline entries\n", rounds);
-        exit(1);
-    }
+    for (int k = 0; k < STEPS; ++k)
+        if (!entries || !step[k]) {
+            fprintf(stderr, "no memory for %u timeline entries\n", rounds);
+            exit(1);
+        }
     devrt_faults_set(
         device, &(struct devrt_fault_settings){.timeline = entries, .timeline_capacity = rounds});
     struct devrt_arg args[] = {DEVRT_ARG_PTR(samples), DEVRT_ARG_UINT(rounds)};
@@ -213,12 +253,16 @@ static void server_timeline(devrt_module *module, devrt_device *device, uint32_t
     size_t woken = 0, n = 0;
     for (size_t i = 0; i < stats.timeline_entries; ++i) {
         const struct devrt_server_timeline_entry *e = &entries[i];
-        if (e->seen < e->pass || e->handed < e->seen)
+        uint64_t at[] = {e->pass, e->seen, e->read, e->handled, e->handed};
+        bool ordered = e->handled != 0;
+        for (int k = 1; k < STEPS; ++k)
+            ordered &= at[k - 1] <= at[k];
+        if (!ordered)
             continue;
         if (e->woke && e->woke <= e->pass)
             step[0][woken++] = e->pass - e->woke;
-        step[1][n] = e->seen - e->pass;
-        step[2][n] = e->handed - e->seen;
+        for (int k = 1; k < STEPS; ++k)
+            step[k][n] = at[k] - at[k - 1];
         ++n;
     }
     printf("\n| server's step, 1 wave (%u lanes x %u, %zu hand-backs) | median us | p99 us |\n"
@@ -226,14 +270,12 @@ static void server_timeline(devrt_module *module, devrt_device *device, uint32_t
            wave, rounds, n);
     char label[128];
     snprintf(label, sizeof label,
-             "doorbell seen to the pass's start, lock taken (%zu after a wait)", woken);
+             "wake: the doorbell seen to the look's start, lock taken (%zu after a wait)", woken);
     if (woken)
         print_row(label, step[0], woken, 2);
-    if (n) {
-        print_row("pass's start to the port's flip seen (the scan)", step[1], n, 2);
-        print_row("flip seen to the hand-back written (read, serve, write)", step[2], n, 2);
-    }
-    for (int k = 0; k < 3; ++k)
+    for (int k = 1; n && k < STEPS; ++k)
+        print_row(names[k - 1], step[k], n, 2);
+    for (int k = 0; k < STEPS; ++k)
         free(step[k]);
     free(entries);
     devrt_mem_free(device, samples);
@@ -265,7 +307,7 @@ int main(int argc, char **argv)
            argc > 3 ? " ports" : "", noring ? ", no ready ring" : "");
     uint32_t lanes = 4096, rounds = 16, block = 64;
     host_reads(module, device, 2000);
-    ping_pong(module, device, 2000);
+    ladder(module, device, 2000);
     if (backend == DEVRT_BACKEND_EMU) {
         latency(module, device, "1 lane calling", 1, 1, 2000);
         latency(module, device, "256 lanes calling", 256, 1, 40);
