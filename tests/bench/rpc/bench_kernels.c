@@ -72,11 +72,15 @@ DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t,
  *   1  + taking and giving up a port: its state word's fetch-or and store, in device
  *      memory (the module's last port, restored as found; no request uses it meanwhile);
  *   2  + the request's stores: the lane's first packet and the header, in `buffer`;
- *   3  + the doorbell: the read of whether the server sleeps (`doorbell`, whose flag is 0);
+ *   3  + the doorbell (`doorbell`, whose flag says the server does not sleep), in place of
+ *      the floor's fence: on NVIDIA a store and its fence, on AMD and the emulation the
+ *      read of that flag;
  *   4  + the reply as the protocol gives it: the lane's slot in `buffer` cleared first, the
  *      tagged word polled there, then the acquire fence (devrt_rpc_wait_word), in place of
  *      words[1].
- * The rung above them is the real round trip, through the server.
+ * The rung above them is the real round trip, through the server. It has one piece the
+ * ladder lacks: the ready ring's announcement (a device-scope add and one store), which
+ * here would take a position in the module's ring that no entry fills.
  */
 DEVRT_KERNEL6(ladder, uint32_t *, words, struct devrt_rpc_buffer *, buffer,
               struct devrt_rpc_doorbell *, doorbell, uint64_t *, samples, uint32_t, rounds,
@@ -104,9 +108,12 @@ DEVRT_KERNEL6(ladder, uint32_t *, words, struct devrt_rpc_buffer *, buffer,
         if (rung >= 4)
             devrt_rpc_clear_reply(buffer);
         devrt_atomic_store(&words[0], i, __ATOMIC_RELEASE, DEVRT_SCOPE_SYSTEM);
-        devrt_atomic_fence(__ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM);
+        /* The client's post has no fence of its own: on NVIDIA the doorbell's pushes the
+           stores out, as the floor's does. */
         if (rung >= 3)
             devrt_arch_ring_doorbell(doorbell);
+        else
+            devrt_atomic_fence(__ATOMIC_SEQ_CST, DEVRT_SCOPE_SYSTEM);
         if (rung >= 4) {
             uint64_t word;
             devrt_rpc_wait_word(buffer, i, &word);
