@@ -38,8 +38,8 @@
  * place a wave can run in the hardware modulo their number, so that waves running at once
  * find theirs free; the second half is an overflow pool. A wave tries its home port once;
  * held (two places sharing a home, a wave that moved, a holder that ended holding it), it
- * walks the ports from its place in the pool on, trying each once, so that it never waits
- * for one particular holder.
+ * walks the ports from its place in the pool on, one try a port, round and round until one
+ * is free, so that it never waits for one particular holder.
  *
  * Messages: each active lane sends one byte string. Its first packet starts with a
  * devrt_rpc_first_packet header (the lane's total length); the rest of that packet and
