@@ -3,6 +3,17 @@
 
 #include "rpc_client.h"
 
+/* This lane's first packet in BUFFER: a message of BYTES bytes from PAYLOAD. */
+static void write_first_packet(struct devrt_rpc_buffer *buffer, const uint64_t *payload,
+                               uint32_t bytes)
+{
+    struct devrt_rpc_first_packet *first =
+        (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
+    first->length = bytes;
+    first->arg = 0;
+    __builtin_memcpy(first + 1, payload, bytes);
+}
+
 /* Time `rounds` one-packet round trips per lane, in clock ticks. */
 DEVRT_KERNEL2(round_trips, uint64_t *, samples, uint32_t, rounds)
 {
@@ -25,12 +36,8 @@ DEVRT_KERNEL3(round_trips_at, uint64_t *, samples, uint32_t, rounds, uint32_t, s
     for (uint32_t i = 0; i < rounds; ++i) {
         uint64_t start = devrt_clock();
         struct devrt_rpc_port port = devrt_rpc_acquire_from(slot);
-        struct devrt_rpc_first_packet *first =
-            (struct devrt_rpc_first_packet *)&port.buffer->packet[devrt_arch_lane_id()];
         devrt_rpc_clear_reply(port.buffer);
-        first->length = sizeof payload;
-        first->arg = 0;
-        __builtin_memcpy(first + 1, payload, sizeof payload);
+        write_first_packet(port.buffer, payload, sizeof payload);
         uint32_t outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
                                             port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_WORD);
         uint64_t word;
@@ -96,11 +103,7 @@ DEVRT_KERNEL6(ladder, uint32_t *, words, struct devrt_rpc_buffer *, buffer,
         if (rung >= 1)
             state = devrt_rpc_try_lock_in(channel, last, lanes);
         if (rung >= 2) {
-            struct devrt_rpc_first_packet *first =
-                (struct devrt_rpc_first_packet *)&buffer->packet[devrt_arch_lane_id()];
-            first->length = sizeof payload;
-            first->arg = 0;
-            __builtin_memcpy(first + 1, payload, sizeof payload);
+            write_first_packet(buffer, payload, sizeof payload);
             buffer->header.opcode = DEVRT_RPC_ECHO;
             buffer->header.flags = DEVRT_RPC_WANT_WORD;
             buffer->header.lane_mask = lanes;
@@ -143,11 +146,8 @@ DEVRT_KERNEL2(round_trip_steps, uint64_t *, steps, uint32_t, rounds)
         t[0] = devrt_clock();
         struct devrt_rpc_port port = devrt_rpc_acquire();
         t[1] = devrt_clock();
-        struct devrt_rpc_packet *packet = &port.buffer->packet[devrt_arch_lane_id()];
         devrt_rpc_clear_reply(port.buffer);
-        *(struct devrt_rpc_first_packet *)packet =
-            (struct devrt_rpc_first_packet){sizeof payload, 0};
-        __builtin_memcpy((struct devrt_rpc_first_packet *)packet + 1, payload, sizeof payload);
+        write_first_packet(port.buffer, payload, sizeof payload);
         port.outbox = devrt_rpc_post_in(port.channel, port.buffer, port.index, port.outbox,
                                         port.lanes, DEVRT_RPC_ECHO, DEVRT_RPC_WANT_WORD);
         t[2] = devrt_clock();
