@@ -78,6 +78,17 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_try_lock_in(struct devrt_rpc_
 }
 
 /*
+ * The acquire of the server's release after a poll of ORDER saw it: a relaxed poll leaves it
+ * to one fence after the poll that succeeded; an acquire poll did it (arch.h's
+ * DEVRT_ARCH_POLL_ORDER and DEVRT_ARCH_REPLY_POLL_ORDER choose, by what each costs there).
+ */
+static inline DEVRT_ARCH_INLINE void devrt_rpc_poll_acquired(int order)
+{
+    if (order == __ATOMIC_RELAXED)
+        devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+}
+
+/*
  * Wait until the server has handed the port back; returns the status of the request
  * (devrt_rpc_status), which the hand-back carries.
  */
@@ -87,10 +98,9 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait(struct devrt_rpc_channel
     uint32_t *inbox = &DEVRT_ARCH_READ_ONLY(channel)->inbox[index];
     uint32_t seen;
     /*
-     * The poll that sees the hand-back, and the fence after it, acquire the server's
-     * release of the port: no second load (another read of host memory, a bus round trip
-     * of a microsecond or more on a discrete GPU) and no fence per poll. The emulation
-     * polls with acquire loads instead, the form ThreadSanitizer understands.
+     * The poll that sees the hand-back acquires the server's release of the port
+     * (devrt_rpc_poll_acquired): no second load (another read of host memory, a bus round
+     * trip of a microsecond or more on a discrete GPU).
      */
 #if defined(DEVRT_CONTROL_PLAIN_POLL)
     /*
@@ -108,7 +118,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait(struct devrt_rpc_channel
         seen = devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM), outbox))
         devrt_arch_sleep();
 #endif
-    devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+    devrt_rpc_poll_acquired(DEVRT_ARCH_POLL_ORDER);
     return devrt_rpc_tag_status(seen);
 }
 
@@ -136,7 +146,10 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
     uint64_t low, high;
     /*
      * Both halves are loaded before either is looked at: the two loads of a poll cross the
-     * bus together, one round trip. Each half carries the tag, so the loads need no order.
+     * bus together, one round trip. Each half carries the tag, so the loads need no order
+     * between them, and only the second has the poll's order: an acquire load holds back
+     * the loads after it, and a first one would make the poll two round trips. The
+     * server's release of the second half, written after the first, is what it acquires.
      */
 #if defined(DEVRT_CONTROL_PLAIN_POLL)
     /* The control build of tests/codegen/memory_model.py (see devrt_rpc_wait). */
@@ -150,15 +163,15 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
     }
 #else
     for (;;) {
-        low = devrt_atomic_load(&half[0], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
-        high = devrt_atomic_load(&half[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
+        low = devrt_atomic_load(&half[0], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
+        high = devrt_atomic_load(&half[1], DEVRT_ARCH_REPLY_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
         if (devrt_rpc_reply_arrived(low, high, count))
             break;
         devrt_arch_sleep();
     }
 #endif
     /* As in devrt_rpc_wait: the port's next use comes after the server's last write. */
-    devrt_atomic_fence(__ATOMIC_ACQUIRE, DEVRT_SCOPE_SYSTEM);
+    devrt_rpc_poll_acquired(DEVRT_ARCH_REPLY_POLL_ORDER);
     *word = devrt_rpc_reply_word(low, high);
     return devrt_rpc_reply_status(low);
 }

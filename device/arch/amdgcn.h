@@ -16,6 +16,7 @@
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
 /* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
+#define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_RELAXED
 /*
  * The flip is seq_cst: the doorbell's seq_cst load of the server's sleeping flag follows
  * it, and of the two (Dekker's pattern, with the server's store of the flag and its rescan)

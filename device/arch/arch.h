@@ -5,7 +5,9 @@
  *
  *   DEVRT_ARCH_INLINE       on the functions that must be inlined
  *   DEVRT_ARCH_READ_ONLY(p) p, as memory the kernel does not write
- *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory
+ *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory for a port's
+ *                           hand-back (a wait as long as the server's turn or a stream's)
+ *   DEVRT_ARCH_REPLY_POLL_ORDER  the same for a lane's one-word reply (a round trip's wait)
  *   DEVRT_ARCH_FLIP_ORDER   the memory order of the outbox flip (at least release)
  *   DEVRT_ARCH_VA_ARG       1 where C's variable arguments work (devrt_vprintf reads them)
  *
@@ -81,21 +83,30 @@
 
 #if defined(DEVRT_TARGET_NVPTX)
 /*
- * LLVM 19's NVPTX back end drops the order of atomics (nvptx.h says how), so each
- * operation is issued relaxed and ordered by explicit fences of its scope.
+ * LLVM 19's NVPTX back end drops the order of atomics (nvptx.h says how): acquire loads and
+ * release stores of 4 or 8 bytes and acquire fetch-ors of 4 are written in PTX there; every
+ * other operation is issued relaxed and ordered by explicit fences of its scope.
  */
+#define DEVRT_NVPTX_ORDERED_SIZE(p) (sizeof(*(p)) == 4 || sizeof(*(p)) == 8)
 #define devrt_atomic_load(p, order, scope)                                                         \
-    ({                                                                                             \
-        devrt_nvptx_fence_before((order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,         \
-                                 (scope));                                                         \
-        __typeof__(*(p)) devrt_value_ = devrt_scoped_load_n((p), __ATOMIC_RELAXED, (scope));       \
-        devrt_nvptx_fence_after((order), (scope));                                                 \
-        devrt_value_;                                                                              \
-    })
+    ((order) == __ATOMIC_ACQUIRE && DEVRT_NVPTX_ORDERED_SIZE(p)                                    \
+         ? (__typeof__(*(p)))(uintptr_t)devrt_nvptx_load_acquire((p), sizeof(*(p)), (scope))       \
+         : ({                                                                                      \
+               devrt_nvptx_fence_before((order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,  \
+                                        (scope));                                                  \
+               __typeof__(*(p)) devrt_value_ =                                                     \
+                   devrt_scoped_load_n((p), __ATOMIC_RELAXED, (scope));                            \
+               devrt_nvptx_fence_after((order), (scope));                                          \
+               devrt_value_;                                                                       \
+           }))
 #define devrt_atomic_store(p, v, order, scope)                                                     \
     do {                                                                                           \
-        devrt_nvptx_fence_before((order), (scope));                                                \
-        devrt_scoped_store_n((p), (v), __ATOMIC_RELAXED, (scope));                                 \
+        if ((order) == __ATOMIC_RELEASE && DEVRT_NVPTX_ORDERED_SIZE(p)) {                          \
+            devrt_nvptx_store_release((p), (uint64_t)(uintptr_t)(v), sizeof(*(p)), (scope));       \
+        } else {                                                                                   \
+            devrt_nvptx_fence_before((order), (scope));                                            \
+            devrt_scoped_store_n((p), (v), __ATOMIC_RELAXED, (scope));                             \
+        }                                                                                          \
     } while (0)
 #define DEVRT_NVPTX_RMW(op, p, v, order, scope)                                                    \
     ({                                                                                             \
@@ -107,7 +118,9 @@
 #define devrt_atomic_fetch_add(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(devrt_scoped_fetch_add, p, v, order, scope)
 #define devrt_atomic_fetch_or(p, v, order, scope)                                                  \
-    DEVRT_NVPTX_RMW(devrt_scoped_fetch_or, p, v, order, scope)
+    ((order) == __ATOMIC_ACQUIRE && sizeof(*(p)) == 4                                              \
+         ? (__typeof__(*(p)))devrt_nvptx_fetch_or_acquire((p), (uint32_t)(v), (scope))             \
+         : DEVRT_NVPTX_RMW(devrt_scoped_fetch_or, p, v, order, scope))
 #define devrt_atomic_fetch_and(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(devrt_scoped_fetch_and, p, v, order, scope)
 #define devrt_atomic_cas(p, expected, desired, order, scope)                                       \

@@ -13,8 +13,12 @@
  * (it emits plain `atom`, which PTX defines as relaxed at GPU scope), cannot select
  * acquire loads, release stores or `fence` instructions, and lowers relaxed loads and
  * stores to ld.volatile/st.volatile (relaxed at system scope in the PTX memory model). So
- * arch.h's atomic macros on nvptx issue relaxed operations and order them with explicit
- * PTX fences of the requested scope from this file.
+ * arch.h's atomic macros on nvptx write the ordered forms here in PTX: acquire loads,
+ * release stores and acquire read-modify-writes of 4 and 8 bytes as the instructions that
+ * carry their order (ld.acquire, st.release, atom.acquire), every other order and size as
+ * the relaxed operation between explicit fences of its scope. A fence is the dearer form:
+ * at system scope fence.acq_rel waits for the bus (0.7 to 0.8 us on the H100), where an
+ * acquire load orders only what follows it.
  */
 #ifndef DEVRT_ARCH_NVPTX_H
 #define DEVRT_ARCH_NVPTX_H
@@ -34,8 +38,16 @@
  * printf from different call sites). Inlined, the mask names the lanes of one call site.
  */
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
-/* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
+/*
+ * A poll for a one-word reply is an acquire load (ld.acquire.sys), so no fence follows the
+ * poll that succeeds: the fence.acq_rel.sys cost a lane's round trip 0.7 to 0.8 us on the
+ * H100. A poll for a hand-back stays relaxed, with that fence after the poll that succeeds:
+ * an acquire load also invalidates the SM's L1, and a stream's waits are long and many (a
+ * flood of output from every warp, whose lanes read their lines through the L1, ran over
+ * its 150 s with acquire polls where it took 43 to 57 s).
+ */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
+#define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_ACQUIRE
 /* The doorbell's fence.sc.sys follows its store; the server polls the count. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 /* Variable arguments on NVPTX came with LLVM 19, as on AMDGPU (amdgcn.h). */
@@ -214,6 +226,92 @@ static inline void devrt_arch_fence(int order, int scope)
         __asm__ volatile("fence.acq_rel.gpu;" ::: "memory");
     else
         __asm__ volatile("fence.acq_rel.cta;" ::: "memory");
+}
+
+/*
+ * The ordered forms (this file's head says why). Each takes a clang scope, a constant once
+ * inlined; the wave and workgroup scopes become the CTA. The loads and stores take a size
+ * of 4 or 8 bytes.
+ */
+static inline uint32_t devrt_nvptx_load_acquire_32(const volatile void *p, int scope)
+{
+    uint32_t value;
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
+        __asm__ volatile("ld.acquire.sys.b32 %0, [%1];" : "=r"(value) : "l"(p) : "memory");
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
+        __asm__ volatile("ld.acquire.gpu.b32 %0, [%1];" : "=r"(value) : "l"(p) : "memory");
+    else
+        __asm__ volatile("ld.acquire.cta.b32 %0, [%1];" : "=r"(value) : "l"(p) : "memory");
+    return value;
+}
+
+static inline uint64_t devrt_nvptx_load_acquire_64(const volatile void *p, int scope)
+{
+    uint64_t value;
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
+        __asm__ volatile("ld.acquire.sys.b64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
+        __asm__ volatile("ld.acquire.gpu.b64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
+    else
+        __asm__ volatile("ld.acquire.cta.b64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
+    return value;
+}
+
+static inline uint64_t devrt_nvptx_load_acquire(const volatile void *p, unsigned size, int scope)
+{
+    return size == 8 ? devrt_nvptx_load_acquire_64(p, scope)
+                     : devrt_nvptx_load_acquire_32(p, scope);
+}
+
+static inline void devrt_nvptx_store_release_32(volatile void *p, uint32_t value, int scope)
+{
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
+        __asm__ volatile("st.release.sys.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
+        __asm__ volatile("st.release.gpu.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
+    else
+        __asm__ volatile("st.release.cta.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
+}
+
+static inline void devrt_nvptx_store_release_64(volatile void *p, uint64_t value, int scope)
+{
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
+        __asm__ volatile("st.release.sys.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
+        __asm__ volatile("st.release.gpu.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
+    else
+        __asm__ volatile("st.release.cta.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
+}
+
+static inline void devrt_nvptx_store_release(volatile void *p, uint64_t value, unsigned size,
+                                             int scope)
+{
+    if (size == 8)
+        devrt_nvptx_store_release_64(p, value, scope);
+    else
+        devrt_nvptx_store_release_32(p, (uint32_t)value, scope);
+}
+
+/* An acquire fetch-or of 4 bytes (taking a port, taking a heap block): atom.acquire.or. */
+static inline uint32_t devrt_nvptx_fetch_or_acquire(volatile void *p, uint32_t bits, int scope)
+{
+    uint32_t old;
+    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
+        __asm__ volatile("atom.acquire.sys.or.b32 %0, [%1], %2;"
+                         : "=r"(old)
+                         : "l"(p), "r"(bits)
+                         : "memory");
+    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
+        __asm__ volatile("atom.acquire.gpu.or.b32 %0, [%1], %2;"
+                         : "=r"(old)
+                         : "l"(p), "r"(bits)
+                         : "memory");
+    else
+        __asm__ volatile("atom.acquire.cta.or.b32 %0, [%1], %2;"
+                         : "=r"(old)
+                         : "l"(p), "r"(bits)
+                         : "memory");
+    return old;
 }
 
 /* The fence an atomic of this order needs before it, and after it. */

@@ -75,7 +75,7 @@ DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t,
  * server), `rounds` times, each rung adding a piece of the protocol to the rung below, with
  * the RPC client's own steps where they run without a server:
  *   0  the floor: the count stored to host memory (words[0]) as a release, a fence, and
- *      polls of the answer (words[1]), as the client publishes its outbox and polls;
+ *      relaxed polls of the answer (words[1]), the cheapest poll, with no acquire;
  *   1  + taking and giving up a port: its state word's fetch-or and store, in device
  *      memory (the module's last port, restored as found; no request uses it meanwhile);
  *   2  + the request's stores: the lane's first packet and the header, in `buffer`;
@@ -83,8 +83,8 @@ DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t,
  *      the floor's fence: on NVIDIA a store and its fence, on AMD and the emulation the
  *      read of that flag;
  *   4  + the reply as the protocol gives it: the lane's slot in `buffer` cleared first, the
- *      tagged word polled there, then the acquire fence (devrt_rpc_wait_word), in place of
- *      words[1].
+ *      tagged word polled there and acquired (devrt_rpc_wait_word: acquire loads on nvptx
+ *      and the emulation, one fence after the last poll on amdgcn), in place of words[1].
  * The rung above them is the real round trip, through the server. It has one piece the
  * ladder lacks: the ready ring's announcement (a device-scope add and one store), which
  * here would take a position in the module's ring that no entry fills.
@@ -121,7 +121,7 @@ DEVRT_KERNEL6(ladder, uint32_t *, words, struct devrt_rpc_buffer *, buffer,
             uint64_t word;
             devrt_rpc_wait_word(buffer, i, &word);
         } else {
-            while (devrt_atomic_load(&words[1], DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM) != i)
+            while (devrt_atomic_load(&words[1], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM) != i)
                 devrt_arch_sleep();
         }
         if (rung >= 1)

@@ -160,7 +160,7 @@ static void ladder(devrt_module *module, devrt_device *device, uint32_t rounds)
         "ladder 1: + taking and giving up a port",
         "ladder 2: + the request's packet and header",
         "ladder 3: + the doorbell",
-        "ladder 4: + the tagged reply in the lane's slot, then the acquire",
+        "ladder 4: + the tagged reply in the lane's slot, acquired",
     };
     uint32_t *words = allocate(device, 2 * sizeof *words);
     struct devrt_rpc_buffer *buffer = allocate(device, sizeof *buffer);
