@@ -83,9 +83,9 @@
 
 #if defined(DEVRT_TARGET_NVPTX)
 /*
- * LLVM 19's NVPTX back end drops the order of atomics (nvptx.h says how): acquire loads and
- * release stores of 4 or 8 bytes and acquire fetch-ors of 4 are written in PTX there; every
- * other operation is issued relaxed and ordered by explicit fences of its scope.
+ * LLVM 19's NVPTX back end drops the order of atomics (nvptx.h says how): an acquire load of
+ * 4 or 8 bytes is written in PTX there; every other operation is issued relaxed and ordered
+ * by explicit fences of its scope.
  */
 #define DEVRT_NVPTX_ORDERED_SIZE(p) (sizeof(*(p)) == 4 || sizeof(*(p)) == 8)
 #define devrt_atomic_load(p, order, scope)                                                         \
@@ -101,12 +101,8 @@
            }))
 #define devrt_atomic_store(p, v, order, scope)                                                     \
     do {                                                                                           \
-        if ((order) == __ATOMIC_RELEASE && DEVRT_NVPTX_ORDERED_SIZE(p)) {                          \
-            devrt_nvptx_store_release((p), (uint64_t)(uintptr_t)(v), sizeof(*(p)), (scope));       \
-        } else {                                                                                   \
-            devrt_nvptx_fence_before((order), (scope));                                            \
-            devrt_scoped_store_n((p), (v), __ATOMIC_RELAXED, (scope));                             \
-        }                                                                                          \
+        devrt_nvptx_fence_before((order), (scope));                                                \
+        devrt_scoped_store_n((p), (v), __ATOMIC_RELAXED, (scope));                                 \
     } while (0)
 #define DEVRT_NVPTX_RMW(op, p, v, order, scope)                                                    \
     ({                                                                                             \
@@ -118,9 +114,7 @@
 #define devrt_atomic_fetch_add(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(devrt_scoped_fetch_add, p, v, order, scope)
 #define devrt_atomic_fetch_or(p, v, order, scope)                                                  \
-    ((order) == __ATOMIC_ACQUIRE && sizeof(*(p)) == 4                                              \
-         ? (__typeof__(*(p)))devrt_nvptx_fetch_or_acquire((p), (uint32_t)(v), (scope))             \
-         : DEVRT_NVPTX_RMW(devrt_scoped_fetch_or, p, v, order, scope))
+    DEVRT_NVPTX_RMW(devrt_scoped_fetch_or, p, v, order, scope)
 #define devrt_atomic_fetch_and(p, v, order, scope)                                                 \
     DEVRT_NVPTX_RMW(devrt_scoped_fetch_and, p, v, order, scope)
 #define devrt_atomic_cas(p, expected, desired, order, scope)                                       \

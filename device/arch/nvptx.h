@@ -13,12 +13,16 @@
  * (it emits plain `atom`, which PTX defines as relaxed at GPU scope), cannot select
  * acquire loads, release stores or `fence` instructions, and lowers relaxed loads and
  * stores to ld.volatile/st.volatile (relaxed at system scope in the PTX memory model). So
- * arch.h's atomic macros on nvptx write the ordered forms here in PTX: acquire loads,
- * release stores and acquire read-modify-writes of 4 and 8 bytes as the instructions that
- * carry their order (ld.acquire, st.release, atom.acquire), every other order and size as
- * the relaxed operation between explicit fences of its scope. A fence is the dearer form:
- * at system scope fence.acq_rel waits for the bus (0.7 to 0.8 us on the H100), where an
- * acquire load orders only what follows it.
+ * arch.h's atomic macros on nvptx write an acquire load of 4 or 8 bytes here in PTX, as the
+ * instruction that carries its order (ld.acquire), and every other atomic as the relaxed
+ * operation between explicit fences of its scope. The fence is the dearer form of an
+ * acquire: ptxas makes fence.acq_rel.sys a MEMBAR.ALL.SYS, which waits on the bus (0.7 to
+ * 0.8 us of a lane's round trip on the H100), and ld.acquire.sys a strong load and an L1
+ * invalidation. Release stores and acquire fetch-ors keep their fences: written as
+ * st.release and atom.acquire (which spared a port's take its MEMBAR.ALL.GPU, 0.07 to 0.10 us),
+ * nvptx.faults.flood ran past its timeout in both calls that tried them, but it did once
+ * as well with its kernel's PTX unchanged, so what slows it is not known
+ * (docs/results/2026-12-06-h100-acquire.md).
  */
 #ifndef DEVRT_ARCH_NVPTX_H
 #define DEVRT_ARCH_NVPTX_H
@@ -42,9 +46,9 @@
  * A poll for a one-word reply is an acquire load (ld.acquire.sys), so no fence follows the
  * poll that succeeds: the fence.acq_rel.sys cost a lane's round trip 0.7 to 0.8 us on the
  * H100. A poll for a hand-back stays relaxed, with that fence after the poll that succeeds:
- * an acquire load also invalidates the SM's L1, and a stream's waits are long and many (a
- * flood of output from every warp, whose lanes read their lines through the L1, ran over
- * its 150 s with acquire polls where it took 43 to 57 s).
+ * an acquire load also invalidates the SM's L1 at every poll, and a stream's waits are long
+ * and many, the lanes of its warps reading their lines through that L1 meanwhile (a choice
+ * made on that count, not measured apart).
  */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_ACQUIRE
@@ -229,9 +233,8 @@ static inline void devrt_arch_fence(int order, int scope)
 }
 
 /*
- * The ordered forms (this file's head says why). Each takes a clang scope, a constant once
- * inlined; the wave and workgroup scopes become the CTA. The loads and stores take a size
- * of 4 or 8 bytes.
+ * The acquire load (this file's head says why), of SIZE 4 or 8 bytes at a clang scope, both
+ * constants once inlined; the wave and workgroup scopes become the CTA.
  */
 static inline uint32_t devrt_nvptx_load_acquire_32(const volatile void *p, int scope)
 {
@@ -261,57 +264,6 @@ static inline uint64_t devrt_nvptx_load_acquire(const volatile void *p, unsigned
 {
     return size == 8 ? devrt_nvptx_load_acquire_64(p, scope)
                      : devrt_nvptx_load_acquire_32(p, scope);
-}
-
-static inline void devrt_nvptx_store_release_32(volatile void *p, uint32_t value, int scope)
-{
-    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
-        __asm__ volatile("st.release.sys.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
-    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
-        __asm__ volatile("st.release.gpu.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
-    else
-        __asm__ volatile("st.release.cta.b32 [%0], %1;" ::"l"(p), "r"(value) : "memory");
-}
-
-static inline void devrt_nvptx_store_release_64(volatile void *p, uint64_t value, int scope)
-{
-    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
-        __asm__ volatile("st.release.sys.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
-    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
-        __asm__ volatile("st.release.gpu.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
-    else
-        __asm__ volatile("st.release.cta.b64 [%0], %1;" ::"l"(p), "l"(value) : "memory");
-}
-
-static inline void devrt_nvptx_store_release(volatile void *p, uint64_t value, unsigned size,
-                                             int scope)
-{
-    if (size == 8)
-        devrt_nvptx_store_release_64(p, value, scope);
-    else
-        devrt_nvptx_store_release_32(p, (uint32_t)value, scope);
-}
-
-/* An acquire fetch-or of 4 bytes (taking a port, taking a heap block): atom.acquire.or. */
-static inline uint32_t devrt_nvptx_fetch_or_acquire(volatile void *p, uint32_t bits, int scope)
-{
-    uint32_t old;
-    if (scope == DEVRT_GPU_SCOPE_SYSTEM)
-        __asm__ volatile("atom.acquire.sys.or.b32 %0, [%1], %2;"
-                         : "=r"(old)
-                         : "l"(p), "r"(bits)
-                         : "memory");
-    else if (scope == DEVRT_GPU_SCOPE_DEVICE)
-        __asm__ volatile("atom.acquire.gpu.or.b32 %0, [%1], %2;"
-                         : "=r"(old)
-                         : "l"(p), "r"(bits)
-                         : "memory");
-    else
-        __asm__ volatile("atom.acquire.cta.or.b32 %0, [%1], %2;"
-                         : "=r"(old)
-                         : "l"(p), "r"(bits)
-                         : "memory");
-    return old;
 }
 
 /* The fence an atomic of this order needs before it, and after it. */
