@@ -184,7 +184,12 @@ struct sink {
     uint32_t *next_round;
     uint64_t lines, bytes_seen, bad, out_of_order;
     bool some_line; /* atomic: a line has ended (flood_stopped's stop waits for it) */
+    double start;   /* harness_seconds() at the launch, for the progress lines */
 };
+
+/* Lines between two progress lines: a flood that runs past its test's timeout says how far
+   it came and how fast (the GPU's floods send 32768 lines; the emulation's, 256 or fewer). */
+#define FLOOD_PROGRESS_LINES 4096u
 
 static uint32_t parse_hex(const char *at)
 {
@@ -210,6 +215,11 @@ static void take_line(void *context, uint32_t stream, const char *data, size_t s
     }
     sink->lines++;
     sink->bytes_seen += size;
+    if (sink->lines % FLOOD_PROGRESS_LINES == 0) {
+        printf("  progress: %llu lines after %.1f s\n", (unsigned long long)sink->lines,
+               harness_seconds() - sink->start);
+        fflush(stdout);
+    }
     if (stream != DEVRT_OUTPUT_RAW || size != sink->bytes || data[8] != ' ' || data[17] != ' ' ||
         data[size - 1] != '\n') {
         sink->bad++;
@@ -272,7 +282,8 @@ static bool run_flood(struct flood *f)
                             .rounds = f->rounds,
                             .bytes = f->bytes,
                             .sleep_us = f->sleep_us,
-                            .next_round = calloc(f->lanes, sizeof(uint32_t))};
+                            .next_round = calloc(f->lanes, sizeof(uint32_t)),
+                            .start = harness_seconds()};
     devrt_module_set_output_callback(module, take_line, &f->sink);
     devrt_faults_set(device, &f->settings);
     struct rusage before, after;
