@@ -88,17 +88,20 @@
  * by explicit fences of its scope.
  */
 #define DEVRT_NVPTX_ORDERED_SIZE(p) (sizeof(*(p)) == 4 || sizeof(*(p)) == 8)
+/* The outer cast keeps the loaded type: ?: would promote a narrow one to int. */
 #define devrt_atomic_load(p, order, scope)                                                         \
-    ((order) == __ATOMIC_ACQUIRE && DEVRT_NVPTX_ORDERED_SIZE(p)                                    \
-         ? (__typeof__(*(p)))(uintptr_t)devrt_nvptx_load_acquire((p), sizeof(*(p)), (scope))       \
-         : ({                                                                                      \
-               devrt_nvptx_fence_before((order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,  \
-                                        (scope));                                                  \
-               __typeof__(*(p)) devrt_value_ =                                                     \
-                   devrt_scoped_load_n((p), __ATOMIC_RELAXED, (scope));                            \
-               devrt_nvptx_fence_after((order), (scope));                                          \
-               devrt_value_;                                                                       \
-           }))
+    ((__typeof__(*(p)))((order) == __ATOMIC_ACQUIRE && DEVRT_NVPTX_ORDERED_SIZE(p)                 \
+                            ? (__typeof__(*(p)))(uintptr_t)devrt_nvptx_load_acquire(               \
+                                  (p), sizeof(*(p)), (scope))                                      \
+                            : ({                                                                   \
+                                  devrt_nvptx_fence_before(                                        \
+                                      (order) == __ATOMIC_SEQ_CST ? (order) : __ATOMIC_RELAXED,    \
+                                      (scope));                                                    \
+                                  __typeof__(*(p)) devrt_value_ =                                  \
+                                      devrt_scoped_load_n((p), __ATOMIC_RELAXED, (scope));         \
+                                  devrt_nvptx_fence_after((order), (scope));                       \
+                                  devrt_value_;                                                    \
+                              })))
 #define devrt_atomic_store(p, v, order, scope)                                                     \
     do {                                                                                           \
         devrt_nvptx_fence_before((order), (scope));                                                \

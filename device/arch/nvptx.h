@@ -16,8 +16,8 @@
  * arch.h's atomic macros on nvptx write an acquire load of 4 or 8 bytes here in PTX, as the
  * instruction that carries its order (ld.acquire), and every other atomic as the relaxed
  * operation between explicit fences of its scope. The fence is the dearer form of an
- * acquire: ptxas makes fence.acq_rel.sys a MEMBAR.ALL.SYS, which waits on the bus (0.7 to
- * 0.8 us of a lane's round trip on the H100), and ld.acquire.sys a strong load and an L1
+ * acquire: ptxas makes fence.acq_rel.sys a MEMBAR.ALL.SYS, which waits on the bus (0.5 to
+ * 1.1 us of a lane's round trip on the H100), and ld.acquire.sys a strong load and an L1
  * invalidation. Release stores and acquire fetch-ors keep their fences: written as
  * st.release and atom.acquire (which spared a port's take its MEMBAR.ALL.GPU, 0.07 to 0.10 us),
  * nvptx.faults.flood ran past its timeout in both calls that tried them, but it did once
@@ -44,7 +44,7 @@
 #define DEVRT_ARCH_INLINE __attribute__((always_inline))
 /*
  * A poll for a one-word reply is an acquire load (ld.acquire.sys), so no fence follows the
- * poll that succeeds: the fence.acq_rel.sys cost a lane's round trip 0.7 to 0.8 us on the
+ * poll that succeeds: the fence.acq_rel.sys cost a lane's round trip 0.5 to 1.1 us on the
  * H100. A poll for a hand-back stays relaxed, with that fence after the poll that succeeds:
  * an acquire load also invalidates the SM's L1 at every poll, and a stream's waits are long
  * and many, the lanes of its warps reading their lines through that L1 meanwhile (a choice

@@ -188,7 +188,7 @@ struct sink {
 };
 
 /* Lines between two progress lines: a flood that runs past its test's timeout says how far
-   it came and how fast (the GPU's floods send 32768 lines; the emulation's, 256 or fewer). */
+   it came and how fast (the GPU's flood sends 32768 lines). */
 #define FLOOD_PROGRESS_LINES 4096u
 
 static uint32_t parse_hex(const char *at)

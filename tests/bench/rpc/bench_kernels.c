@@ -83,8 +83,9 @@ DEVRT_KERNEL3(host_reads, const uint32_t *, word, uint64_t *, samples, uint32_t,
  *      the floor's fence: on NVIDIA a store and its fence, on AMD and the emulation the
  *      read of that flag;
  *   4  + the reply as the protocol gives it: the lane's slot in `buffer` cleared first, the
- *      tagged word polled there and acquired (devrt_rpc_wait_word: acquire loads on nvptx
- *      and the emulation, one fence after the last poll on amdgcn), in place of words[1].
+ *      tagged word polled there and acquired (devrt_rpc_wait_word: the second half's load
+ *      an acquire on nvptx and the emulation, one fence after the last poll on amdgcn), in
+ *      place of words[1].
  * The rung above them is the real round trip, through the server. It has one piece the
  * ladder lacks: the ready ring's announcement (a device-scope add and one store), which
  * here would take a position in the module's ring that no entry fills.
