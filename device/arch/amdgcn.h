@@ -124,8 +124,11 @@ static inline uint32_t devrt_arch_leader_value(uint32_t value)
 }
 
 /*
- * The wave's place in the hardware (the RPC's home port): HW_ID's wave, SIMD, CU, shader
- * array and engine fields on GFX9, HW_ID1's on GFX10 and later. Target-free bitcode cannot
+ * The wave's place in the hardware (the RPC's home port): HW_ID's CU, shader array and
+ * engine fields on GFX9, HW_ID1's WGP, shader array and engine on GFX10 and later, in the
+ * low 8 bits, then the SIMD, then the wave's slot. The home is the place modulo the homes'
+ * count: a launch lighter than the machine runs a few waves on every CU, and these must
+ * keep every CU's bits to find different homes. Target-free bitcode cannot
  * tell the generations apart; the wave size folds, and only GFX10 and later run wave32. A
  * wave64 kernel on GFX10 or later reads register 4 there, whatever it holds: the number is
  * a hint, which the port's lock keeps correct. (LLVM folds the size only when it selects
@@ -137,12 +140,12 @@ static inline uint32_t devrt_arch_wave_slot(void)
     if (devrt_arch_wavefront_size() == 32) {
         /* hwreg(HW_REG_HW_ID1, 0, 21): wave [4:0], SIMD [9:8], WGP [13:10], SA 16, SE [20:18]. */
         uint32_t id = __builtin_amdgcn_s_getreg(23 | 20 << 11);
-        return (id & 0x1fu) | (id >> 3 & 0x60u) | (id >> 3 & 0x780u) | (id >> 5 & 0x800u) |
-               (id >> 6 & 0x7000u);
+        uint32_t wgp = (id >> 10 & 0xfu) | (id >> 12 & 0x10u) | (id >> 13 & 0xe0u);
+        return wgp | (id >> 8 & 0x3u) << 8 | (id & 0x1fu) << 10;
     }
     /* hwreg(HW_REG_HW_ID, 0, 16): wave [3:0], SIMD [5:4], CU [11:8], SH 12, SE [15:13]. */
     uint32_t id = __builtin_amdgcn_s_getreg(4 | 15 << 11);
-    return (id & 0x3fu) | (id >> 2 & 0x3fc0u);
+    return (id >> 8 & 0xffu) | (id >> 4 & 0x3u) << 8 | (id & 0xfu) << 10;
 }
 
 /*

@@ -108,14 +108,17 @@ static inline uint32_t devrt_arch_leader_value(uint32_t value)
 }
 
 /*
- * The warp's place in the hardware (the RPC's home port): its SM and its slot there. PTX
- * says %warpid may change when a warp is preempted: the number is a hint, which the port's
- * lock keeps correct.
+ * The warp's place in the hardware (the RPC's home port): its slot on its SM, then the SM,
+ * the SM in the low digits. The home is the place modulo the homes' count, and a launch
+ * lighter than the machine runs a few warps on every SM: with the slot in the low digits
+ * (SM * 64 + slot) it kept only 3 bits of the SM, and 512 warps on 132 SMs shared 32
+ * homes. PTX says %warpid may change when a warp is preempted: the number is a hint, which
+ * the port's lock keeps correct.
  */
 static inline uint32_t devrt_arch_wave_slot(void)
 {
-    return __nvvm_read_ptx_sreg_smid() * __nvvm_read_ptx_sreg_nwarpid() +
-           __nvvm_read_ptx_sreg_warpid();
+    return __nvvm_read_ptx_sreg_warpid() * __nvvm_read_ptx_sreg_nsmid() +
+           __nvvm_read_ptx_sreg_smid();
 }
 
 /*

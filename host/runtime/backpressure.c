@@ -21,13 +21,31 @@ void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_
         server->buffered_peak = server->buffered;
 }
 
-bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
+/* A packet left with the device for the bound, to be looked at again by a later pass. */
+static void defer(struct devrt_server *server)
+{
+    server->deferred_packets++;
+    server->deferred_since_pass = true;
+    devrt_faults_deferred(server);
+}
+
+/* The pass's clock, read once a pass: a pass over the budget may defer a packet of every
+   port. */
+static uint64_t pass_clock(struct devrt_server *server)
+{
+    if (!server->pass_ns)
+        server->pass_ns = devrt_now_ns();
+    return server->pass_ns;
+}
+
+bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_state *port,
                                uint32_t flags, bool ended)
 {
     if (!ended && devrt_faults_hold_all(server))
         return false;
     if (!(flags & DEVRT_RPC_MORE))
         return !devrt_faults_hold_end(server);
+    port->deferred = false;
     bool favoured = server->favoured == port;
     if (!favoured && server->buffered < server->buffer_budget)
         return true;
@@ -36,10 +54,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
         if (!server->drain_keeps_bound)
             return true;
     }
-    /* One clock read a pass: a pass over the budget may defer a packet of every port. */
-    if (!server->pass_ns)
-        server->pass_ns = devrt_now_ns();
-    uint64_t now = server->pass_ns;
+    uint64_t now = pass_clock(server);
     /*
      * The favoured message always goes on, so that one message at a time ends and memory
      * comes back. Its wave may have ended in the middle of it (a lane raised); after a poll
@@ -56,10 +71,28 @@ bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_p
         server->favoured_ns = now;
         return true;
     }
-    server->deferred_packets++;
-    server->deferred_since_pass = true;
-    devrt_faults_deferred(server);
+    port->deferred = true;
+    defer(server);
     return false;
+}
+
+/*
+ * A deferred port's packet stays as it was (the device keeps the port and waits for it to be
+ * taken), and admits would defer it again while the budget is spent and another message is
+ * favoured and fresh: a pass then leaves it without reading the port. In a flood most ports
+ * are deferred, and the favoured message sends a packet a pass: a pass that read the
+ * mailboxes and header of every deferred port set the pace of the whole flood.
+ */
+bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_port_state *port,
+                              bool ended)
+{
+    if (!port->deferred || ended || !server->favoured || server->favoured == port ||
+        server->buffered < server->buffer_budget ||
+        pass_clock(server) - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)
+        return false;
+    server->deferred_unread++;
+    defer(server);
+    return true;
 }
 
 void devrt_backpressure_message_ended(struct devrt_server *server,

@@ -47,6 +47,7 @@ struct devrt_server {
     size_t buffer_budget; /* SIZE_MAX: no bound (a fault's control) */
     size_t buffered, buffered_peak;
     uint64_t deferred_packets, stale_favourites;
+    uint64_t deferred_unread; /* of the deferrals, those that did not read the port */
     /* A packet was held back since the last pass: only a pass will take it (server.c). */
     bool deferred_since_pass;
     uint64_t packets_taken;     /* since the fault settings were last set (tests/faults) */
@@ -124,6 +125,8 @@ struct devrt_lane_message {
 
 struct devrt_port_state {
     bool streaming;
+    /* The bound left the port's packet with the device, which waits (backpressure.c). */
+    bool deferred;
     /* While the port is on the ready ring's pending list (server.c), the outbox value the
        ring last announced for it; 0 off the list. */
     uint32_t announced;
@@ -264,8 +267,12 @@ void devrt_backpressure_account(struct devrt_server *server, size_t freed, size_
  * Whether the server takes a packet with FLAGS from PORT now, or leaves it for later.
  * ENDED: the port's kernel has ended (a drain), and will never send what would finish it.
  */
-bool devrt_backpressure_admits(struct devrt_server *server, const struct devrt_port_state *port,
+bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_state *port,
                                uint32_t flags, bool ended);
+/* Whether PORT's packet, which the bound left with the device, would be left again: the
+   server need not read it. */
+bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_port_state *port,
+                              bool ended);
 void devrt_backpressure_message_ended(struct devrt_server *server,
                                       const struct devrt_port_state *port);
 

@@ -116,6 +116,9 @@ static void answer_words(struct devrt_rpc_buffer *buffer, uint64_t lanes, uint32
 static bool serve_port(devrt_module *module, uint32_t index)
 {
     struct devrt_rpc_channel *channel = &module->host_channel;
+    struct devrt_port_state *port = &module->ports[index];
+    if (devrt_backpressure_skips(&module->device->server, port, module->ended_drains > 0))
+        return false;
     /* seq_cst: see server_main; on x86 as cheap as acquire. Pairs with the device's flip. */
     uint32_t outbox = __atomic_load_n(&channel->outbox[index], __ATOMIC_SEQ_CST);
     uint32_t inbox = __atomic_load_n(&channel->inbox[index], __ATOMIC_RELAXED);
@@ -124,7 +127,6 @@ static bool serve_port(devrt_module *module, uint32_t index)
     devrt_faults_step(&module->device->server, DEVRT_SERVER_SEEN);
 
     struct devrt_rpc_buffer *buffer = &channel->buffers[index];
-    struct devrt_port_state *port = &module->ports[index];
     /* The fields only: the rest of the header's line is padding. */
     struct devrt_rpc_header header = {0};
     memcpy(&header, &buffer->header, offsetof(struct devrt_rpc_header, unused));

@@ -84,7 +84,7 @@ void devrt_faults_set(devrt_device *device, const struct devrt_fault_settings *s
                             : s->buffer_budget  ? s->buffer_budget
                                                 : DEVRT_SERVER_BUFFER_BUDGET;
     server->buffered_peak = server->buffered;
-    server->deferred_packets = 0;
+    server->deferred_packets = server->deferred_unread = 0;
     server->packets_taken = 0;
     server->found_by_ring = 0;
     server->stale_favourites = 0;
@@ -109,6 +109,7 @@ void devrt_faults_get(devrt_device *device, struct devrt_fault_stats *stats)
     stats->buffered_peak = server->buffered_peak;
     stats->buffer_bound = server->buffer_budget;
     stats->deferred_packets = server->deferred_packets;
+    stats->deferred_unread = server->deferred_unread;
     stats->packets_taken = server->packets_taken;
     stats->found_by_ring = server->found_by_ring;
     stats->stale_favourites = server->stale_favourites;

@@ -113,6 +113,7 @@ struct devrt_fault_stats {
     /* The server's buffers of unfinished messages (the bound's subject), now and at most. */
     size_t buffered_bytes, buffered_peak, buffer_bound;
     uint64_t deferred_packets; /* packets left for a later pass because of the bound */
+    uint64_t deferred_unread;  /* of those, left again without a read of their port */
     uint64_t packets_taken;    /* packets the server took since the settings were set */
     uint64_t found_by_ring;    /* of those, found through a ready ring, not a pass */
     /* Favoured messages replaced after a poll interval without a packet: each may hold up
