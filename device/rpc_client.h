@@ -89,29 +89,6 @@ static inline DEVRT_ARCH_INLINE void devrt_rpc_poll_acquired(int order)
 }
 
 /*
- * Between two polls of the server's answer, the POLL'th (from 0); returns the next one's
- * number. A poll of host memory is a read across the bus, and the GPU's reads of host memory
- * share one rate: the hundreds of waves of a flood that the output bound holds back would
- * take it from the one wave whose answer is due. After DEVRT_RPC_EAGER_POLLS polls the
- * sleeps between polls double, up to 1 << DEVRT_ARCH_POLL_BACKOFF, so that an answer that
- * took a time T is seen at most about T late.
- */
-#define DEVRT_RPC_EAGER_POLLS 8u
-
-static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_pause(uint32_t poll)
-{
-    const uint32_t most = DEVRT_ARCH_POLL_BACKOFF;
-    uint32_t shift = poll > DEVRT_RPC_EAGER_POLLS ? poll - DEVRT_RPC_EAGER_POLLS : 0u;
-    if (shift >= most)
-        shift = most;
-    else
-        ++poll;
-    for (uint32_t sleeps = 1u << shift; sleeps; --sleeps)
-        devrt_arch_sleep();
-    return poll;
-}
-
-/*
  * Wait until the server has handed the port back; returns the status of the request
  * (devrt_rpc_status), which the hand-back carries.
  */
@@ -136,10 +113,10 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait(struct devrt_rpc_channel
         devrt_arch_sleep();
     }
 #else
-    for (uint32_t poll = 0; !devrt_rpc_owns(
-             DEVRT_RPC_CLIENT,
-             seen = devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM), outbox);)
-        poll = devrt_rpc_pause(poll);
+    while (!devrt_rpc_owns(
+        DEVRT_RPC_CLIENT,
+        seen = devrt_atomic_load(inbox, DEVRT_ARCH_POLL_ORDER, DEVRT_SCOPE_SYSTEM), outbox))
+        devrt_arch_sleep();
 #endif
     devrt_rpc_poll_acquired(DEVRT_ARCH_POLL_ORDER);
     return devrt_rpc_tag_status(seen);
@@ -185,11 +162,12 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
         devrt_arch_sleep();
     }
 #else
-    for (uint32_t poll = 0;; poll = devrt_rpc_pause(poll)) {
+    for (;;) {
         low = devrt_atomic_load(&half[0], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
         high = devrt_atomic_load(&half[1], DEVRT_ARCH_REPLY_POLL_ORDER, DEVRT_SCOPE_SYSTEM);
         if (devrt_rpc_reply_arrived(low, high, count))
             break;
+        devrt_arch_sleep();
     }
 #endif
     /* As in devrt_rpc_wait: the port's next use comes after the server's last write. */

@@ -17,8 +17,6 @@
 /* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_RELAXED
-/* Up to 128 s_sleep 2 (about 8 us at 2 GHz) between two polls of a long wait. */
-#define DEVRT_ARCH_POLL_BACKOFF 7
 /*
  * The flip is seq_cst: the doorbell's seq_cst load of the server's sleeping flag follows
  * it, and of the two (Dekker's pattern, with the server's store of the flag and its rescan)

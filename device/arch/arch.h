@@ -8,8 +8,6 @@
  *   DEVRT_ARCH_POLL_ORDER   the memory order of one poll of host memory for a port's
  *                           hand-back (a wait as long as the server's turn or a stream's)
  *   DEVRT_ARCH_REPLY_POLL_ORDER  the same for a lane's one-word reply (a round trip's wait)
- *   DEVRT_ARCH_POLL_BACKOFF log2 of the most devrt_arch_sleep()s between two polls of a
- *                           long wait (rpc_client.h, devrt_rpc_pause); 0: one, always
  *   DEVRT_ARCH_FLIP_ORDER   the memory order of the outbox flip (at least release)
  *   DEVRT_ARCH_VA_ARG       1 where C's variable arguments work (devrt_vprintf reads them)
  *

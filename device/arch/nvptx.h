@@ -52,8 +52,6 @@
  */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_ACQUIRE
-/* Up to 128 sleeps of 200 ns: a poll of a long wait about every 25 us, a bus read apart. */
-#define DEVRT_ARCH_POLL_BACKOFF 7
 /* The doorbell's fence.sc.sys follows its store; the server polls the count. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 /* Variable arguments on NVPTX came with LLVM 19, as on AMDGPU (amdgcn.h). */

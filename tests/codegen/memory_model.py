@@ -132,14 +132,12 @@ def loops(code):
 
 
 def sleep_loops(code):
-    """The poll loops: the innermost loops that sleep and load (the loop of a long wait's
-    sleeps, devrt_rpc_pause, loads nothing; a loop around a poll loop, such as a streamed
-    send's, also reads what the poll that ended acquired)."""
-    polling = [(a, b) for a, b in loops(code)
-               if any(code[i].mnemonic == "s_sleep" for i in range(a, b + 1))
-               and any(code[i].vector_load for i in range(a, b + 1))]
-    return [(a, b) for a, b in polling
-            if not any((c, d) != (a, b) and a <= c and d <= b for c, d in polling)]
+    """The poll loops: the innermost loops that sleep (a loop around one, such as a
+    streamed send's, also reads what the poll that ended acquired)."""
+    sleeping = [(a, b) for a, b in loops(code)
+                if any(code[i].mnemonic == "s_sleep" for i in range(a, b + 1))]
+    return [(a, b) for a, b in sleeping
+            if not any((c, d) != (a, b) and a <= c and d <= b for c, d in sleeping)]
 
 
 def count(code, pattern):

@@ -44,15 +44,9 @@ def entry(ptx, name):
     return [line for line in lines if line]
 
 
-def loads(lines):
-    return [line for line in lines if line.startswith("ld.") and not line.startswith("ld.param")]
-
-
 def poll_loop(code):
-    """The indices of the poll loop's first and last lines: the innermost loop (from a label
-    to a branch back to it) with a nanosleep and a load between (the loop of a long wait's
-    sleeps, devrt_rpc_pause, loads nothing)."""
-    found = []
+    """The indices of the sleep loop's first and last lines: from a label to the branch back
+    to it, with a nanosleep between."""
     for last, line in enumerate(code):
         branch = re.search(r"\bbra(\.uni)?\s+(\S+);", line)
         if not branch:
@@ -60,10 +54,13 @@ def poll_loop(code):
         label = branch.group(2) + ":"
         if label in code[:last]:
             first = code.index(label)
-            body = code[first:last]
-            if any(text.startswith("nanosleep") for text in body) and loads(body):
-                found.append((first, last))
-    return min(found, key=lambda loop: loop[1] - loop[0], default=None)
+            if any(text.startswith("nanosleep") for text in code[first:last]):
+                return first, last
+    return None
+
+
+def loads(lines):
+    return [line for line in lines if line.startswith("ld.") and not line.startswith("ld.param")]
 
 
 def check_reply(code):
