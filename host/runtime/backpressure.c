@@ -95,9 +95,11 @@ bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_po
     return true;
 }
 
-void devrt_backpressure_message_ended(struct devrt_server *server,
-                                      const struct devrt_port_state *port)
+void devrt_backpressure_message_ended(struct devrt_server *server, struct devrt_port_state *port)
 {
+    /* A message forgotten before its packet was taken (a drain, an unload) leaves no
+       deferred packet: the port's next packet is a new holder's. */
+    port->deferred = false;
     if (server->favoured == port)
         server->favoured = NULL;
 }

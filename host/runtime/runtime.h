@@ -273,8 +273,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_st
    server need not read it. */
 bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_port_state *port,
                               bool ended);
-void devrt_backpressure_message_ended(struct devrt_server *server,
-                                      const struct devrt_port_state *port);
+void devrt_backpressure_message_ended(struct devrt_server *server, struct devrt_port_state *port);
 
 /*
  * The server's fault hooks (fault_hooks.h), each nothing but a test of the pointer where no
