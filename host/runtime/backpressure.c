@@ -80,8 +80,7 @@ bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_st
  * A deferred port's packet stays as it was (the device keeps the port and waits for it to be
  * taken), and admits would defer it again while the budget is spent and another message is
  * favoured and fresh: a pass then leaves it without reading the port. In a flood most ports
- * are deferred, and the favoured message sends a packet a pass: a pass that read the
- * mailboxes and header of every deferred port set the pace of the whole flood.
+ * are deferred, hundreds of them, and the favoured message sends about a packet a pass.
  */
 bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_port_state *port,
                               bool ended)
