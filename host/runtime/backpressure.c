@@ -38,6 +38,13 @@ static uint64_t pass_clock(struct devrt_server *server)
     return server->pass_ns;
 }
 
+/* Whether the favoured message sent a packet within the last poll interval. */
+static bool favour_fresh(struct devrt_server *server)
+{
+    return server->favoured &&
+           pass_clock(server) - server->favoured_ns < DEVRT_SERVER_POLL_MS * 1000000ull;
+}
+
 bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_state *port,
                                uint32_t flags, bool ended)
 {
@@ -54,21 +61,19 @@ bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_st
         if (!server->drain_keeps_bound)
             return true;
     }
-    uint64_t now = pass_clock(server);
     /*
      * The favoured message always goes on, so that one message at a time ends and memory
      * comes back. Its wave may have ended in the middle of it (a lane raised); after a poll
      * interval without a packet from it, another message takes its place.
      */
-    if (!favoured &&
-        (!server->favoured || now - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)) {
+    if (!favoured && !favour_fresh(server)) {
         server->stale_favourites += server->favoured != NULL;
         server->stale_after_end += server->favoured != NULL && ended;
         server->favoured = port;
         favoured = true;
     }
     if (favoured) {
-        server->favoured_ns = now;
+        server->favoured_ns = pass_clock(server);
         return true;
     }
     port->deferred = true;
@@ -85,9 +90,8 @@ bool devrt_backpressure_admits(struct devrt_server *server, struct devrt_port_st
 bool devrt_backpressure_skips(struct devrt_server *server, const struct devrt_port_state *port,
                               bool ended)
 {
-    if (!port->deferred || ended || !server->favoured || server->favoured == port ||
-        server->buffered < server->buffer_budget ||
-        pass_clock(server) - server->favoured_ns >= DEVRT_SERVER_POLL_MS * 1000000ull)
+    if (!port->deferred || ended || server->favoured == port ||
+        server->buffered < server->buffer_budget || !favour_fresh(server))
         return false;
     server->deferred_unread++;
     defer(server);
