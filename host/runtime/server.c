@@ -232,6 +232,14 @@ enum devrt_announced {
 /* Serve PORT, which the ready ring says was flipped to OUTBOX, if its flip is there. */
 static enum devrt_announced look_announced(devrt_module *module, uint32_t port, uint32_t outbox)
 {
+    /*
+     * The lines serve_port reads one after another, each a miss of the CPU's caches (the
+     * device wrote them), asked for at once: the outbox, the header and the first packet.
+     */
+    const struct devrt_rpc_channel *channel = &module->host_channel;
+    __builtin_prefetch(&channel->outbox[port]);
+    __builtin_prefetch(&channel->buffers[port].header);
+    __builtin_prefetch(&channel->buffers[port].packet[0]);
     if (serve_port(module, port)) {
         module->device->server.found_by_ring++;
         return DEVRT_ANNOUNCED_TAKEN;
