@@ -232,14 +232,6 @@ enum devrt_announced {
 /* Serve PORT, which the ready ring says was flipped to OUTBOX, if its flip is there. */
 static enum devrt_announced look_announced(devrt_module *module, uint32_t port, uint32_t outbox)
 {
-    /*
-     * The lines serve_port reads one after another, each a miss of the CPU's caches (the
-     * device wrote them), asked for at once: the outbox, the header and the first packet.
-     */
-    const struct devrt_rpc_channel *channel = &module->host_channel;
-    __builtin_prefetch(&channel->outbox[port]);
-    __builtin_prefetch(&channel->buffers[port].header);
-    __builtin_prefetch(&channel->buffers[port].packet[0]);
     if (serve_port(module, port)) {
         module->device->server.found_by_ring++;
         return DEVRT_ANNOUNCED_TAKEN;
@@ -290,6 +282,15 @@ static size_t serve_ring(devrt_module *module)
         uint32_t outbox = devrt_rpc_ring_entry_outbox(entry);
         if (lap != devrt_rpc_ring_lap(head, size) || port >= channel->port_count || !outbox)
             continue;
+        /*
+         * The lines serve_port reads one after another, each a miss of the CPU's caches (the
+         * device wrote them), asked for at once: the outbox, the header and the first packet.
+         * Once per announcement: a pending port's later looks would fetch lines the device
+         * may still be writing.
+         */
+        __builtin_prefetch(&channel->outbox[port]);
+        __builtin_prefetch(&channel->buffers[port].header);
+        __builtin_prefetch(&channel->buffers[port].packet[0]);
         enum devrt_announced look = look_announced(module, port, outbox);
         taken += look == DEVRT_ANNOUNCED_TAKEN;
         struct devrt_port_state *state = &module->ports[port];
