@@ -147,6 +147,27 @@ DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
 }
 
 /*
+ * Waits until the server has slept on its doorbell once, its sleeping flag seen set and
+ * then cleared (it records the sleep in the trace before it clears the flag), then echoes
+ * and raises if the echo is wrong. A kernel that requests at once may keep the server busy
+ * to its end, so that whether it ever sleeps depends on the machine's pace; this one makes
+ * the sleep happen before the request, whatever the pace. Run by one lane: a second lane's
+ * request could wake the server before its sleep is recorded.
+ */
+DEVRT_KERNEL0(echo_after_server_sleeps)
+{
+    static const uint8_t message[] = "sent after the server slept";
+    const struct devrt_rpc_doorbell *doorbell = devrt_kernel_state()->rpc->doorbell;
+    while (!__atomic_load_n(&doorbell->sleeping, __ATOMIC_RELAXED))
+        ;
+    while (__atomic_load_n(&doorbell->sleeping, __ATOMIC_RELAXED))
+        ;
+    if (devrt_rpc_echo(message, sizeof message) != devrt_rpc_checksum(message, sizeof message))
+        DEVRT_THROW(DEVRT_EXCEPTION_DEVICE_ERROR,
+                    "the echo after the server's sleep came back wrong");
+}
+
+/*
  * Holds a port while the host concludes another launch (rpc_test's reclaim_while_held): the
  * format is longer than a packet, so begin takes the port and sends its first packet;
  * flags[0] = 1 says so. Once the host sets flags[1], out[0] = the ports locked then (this
