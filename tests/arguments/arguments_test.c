@@ -131,6 +131,7 @@ static void test_rpc(const char *path)
         {"divergent_hostcall", 2, {{0, 8, pointer}, {8, 4, value}}, 12},
         {"raise_holding_port", 1, {{0, 4, value}}, 4},
         {"count_locked_ports", 1, {{0, 8, pointer}}, 8},
+        {"echo_after_server_sleeps", 0, {{0}}, 0},
         {"hold_port_and_count", 2, {{0, 8, pointer}, {8, 8, pointer}}, 16},
         {"raise_with_string", 1, {{0, 8, value}}, 8},
     };

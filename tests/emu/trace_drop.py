@@ -9,6 +9,7 @@ Exits with COMMAND's status, or 1 when COMMAND wrote no FILE.full.
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -20,9 +21,12 @@ def main():
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    full = args.trace + ".full"
+    if os.path.exists(full):
+        os.remove(full)  # an earlier run's file would pass for this one's
     status = subprocess.run(command).returncode
     try:
-        with open(args.trace + ".full") as f:
+        with open(full) as f:
             trace = json.load(f)
     except OSError as error:
         print(f"trace_drop.py: {error}", file=sys.stderr)

@@ -148,11 +148,12 @@ DEVRT_KERNEL1(count_locked_ports, uint32_t *, out)
 
 /*
  * Waits until the server has slept on its doorbell once, its sleeping flag seen set and
- * then cleared (it records the sleep in the trace before it clears the flag), then echoes
- * and raises if the echo is wrong. A kernel that requests at once may keep the server busy
- * to its end, so that whether it ever sleeps depends on the machine's pace; this one makes
- * the sleep happen before the request, whatever the pace. Run by one lane: a second lane's
- * request could wake the server before its sleep is recorded.
+ * then cleared, then echoes, and raises if the echo is wrong. A kernel that requests at
+ * once may keep the server busy to its end, so that whether it ever sleeps depends on the
+ * machine's pace; here the sleep comes first whatever the pace. With nothing sent before
+ * it, the server's rescan before the sleep finds nothing, so the sleep is traced; and the
+ * server, the one thread that serves, records it before it serves the echo, so the
+ * launch cannot end before the record.
  */
 DEVRT_KERNEL0(echo_after_server_sleeps)
 {
