@@ -161,39 +161,6 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
         __asm__ volatile("" ::: "memory");
         devrt_arch_sleep();
     }
-#elif DEVRT_ARCH_REPLY_POLLS > 1
-    /*
-     * DEVRT_ARCH_REPLY_POLLS polls in flight, one sleep apart. A poll's round trip to host
-     * memory is several sleeps long, so with one poll at a time the lane looks once a round
-     * trip and a sleep, and a reply that lands just after a poll left waits for the next;
-     * with N in flight the looks come a sleep apart. The oldest is looked at first: a lane's
-     * later loads of one word never see an older value than its earlier ones, so the first
-     * poll that holds the reply is the earliest that could. All relaxed, whatever the
-     * backend's reply order: an acquire load holds back the loads behind it, which leaves
-     * one in flight; the fence after the loop acquires instead.
-     */
-    uint64_t lows[DEVRT_ARCH_REPLY_POLLS], highs[DEVRT_ARCH_REPLY_POLLS];
-    for (int i = 0; i < DEVRT_ARCH_REPLY_POLLS; ++i) {
-        lows[i] = devrt_atomic_load(&half[0], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
-        highs[i] = devrt_atomic_load(&half[1], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
-        devrt_arch_sleep();
-    }
-    bool arrived = false;
-    while (!arrived) {
-        /* Unrolled, so that each poll's words stay in registers. */
-#pragma unroll
-        for (int i = 0; i < DEVRT_ARCH_REPLY_POLLS && !arrived; ++i) {
-            arrived = devrt_rpc_reply_arrived(lows[i], highs[i], count);
-            if (arrived) {
-                low = lows[i];
-                high = highs[i];
-            } else {
-                lows[i] = devrt_atomic_load(&half[0], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
-                highs[i] = devrt_atomic_load(&half[1], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
-                devrt_arch_sleep();
-            }
-        }
-    }
 #else
     for (;;) {
         low = devrt_atomic_load(&half[0], __ATOMIC_RELAXED, DEVRT_SCOPE_SYSTEM);
@@ -204,11 +171,7 @@ static inline DEVRT_ARCH_INLINE uint32_t devrt_rpc_wait_word(struct devrt_rpc_bu
     }
 #endif
     /* As in devrt_rpc_wait: the port's next use comes after the server's last write. */
-#if DEVRT_ARCH_REPLY_POLLS > 1 && !defined(DEVRT_CONTROL_PLAIN_POLL)
-    devrt_rpc_poll_acquired(__ATOMIC_RELAXED);
-#else
     devrt_rpc_poll_acquired(DEVRT_ARCH_REPLY_POLL_ORDER);
-#endif
     *word = devrt_rpc_reply_word(low, high);
     return devrt_rpc_reply_status(low);
 }

@@ -17,8 +17,6 @@
 /* Polls of host memory are relaxed; one acquire fence follows the poll that succeeds. */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_RELAXED
-/* One reply poll in flight (rpc_client.h, devrt_rpc_wait_word). */
-#define DEVRT_ARCH_REPLY_POLLS 1
 /*
  * The flip is seq_cst: the doorbell's seq_cst load of the server's sleeping flag follows
  * it, and of the two (Dekker's pattern, with the server's store of the flag and its rescan)

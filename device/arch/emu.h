@@ -27,8 +27,6 @@
 /* ThreadSanitizer sees acquire loads but not fences (devrt_arch_fence). */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_ACQUIRE
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_ACQUIRE
-/* One reply poll in flight (rpc_client.h, devrt_rpc_wait_word). */
-#define DEVRT_ARCH_REPLY_POLLS 1
 /* The doorbell's seq_cst count (devrt_arch_ring_doorbell) orders the flip before its load. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 /* The host passes variable arguments. */

@@ -52,17 +52,6 @@
  */
 #define DEVRT_ARCH_POLL_ORDER __ATOMIC_RELAXED
 #define DEVRT_ARCH_REPLY_POLL_ORDER __ATOMIC_ACQUIRE
-/*
- * EXPERIMENT, for a GPU to decide: how many reply polls are in flight (rpc_client.h,
- * devrt_rpc_wait_word) and the sleep between polls. Overridden with -D on the PTX's build
- * to compare variants; the defaults are what runs.
- */
-#ifndef DEVRT_ARCH_REPLY_POLLS
-#define DEVRT_ARCH_REPLY_POLLS 1
-#endif
-#ifndef DEVRT_NVPTX_SLEEP_NS
-#define DEVRT_NVPTX_SLEEP_NS 200
-#endif
 /* The doorbell's fence.sc.sys follows its store; the server polls the count. */
 #define DEVRT_ARCH_FLIP_ORDER __ATOMIC_RELEASE
 /* Variable arguments on NVPTX came with LLVM 19, as on AMDGPU (amdgcn.h). */
@@ -156,7 +145,7 @@ static inline void devrt_arch_sync_lanes(uint64_t mask)
  */
 static inline void devrt_arch_sleep(void)
 {
-    __nvvm_nanosleep(DEVRT_NVPTX_SLEEP_NS);
+    __nvvm_nanosleep(200);
 }
 
 /* %globaltimer: nanoseconds, the same rate on every GPU. */
