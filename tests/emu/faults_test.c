@@ -77,10 +77,8 @@ static bool launch_done(struct echo_launch *l)
  * A lost doorbell. The idle server sleeps on its doorbell; the hook loses the ring of the
  * launch's one request, so the server sleeps out its poll interval and then finds the
  * request. Deterministic: the first pass after that sleep serves it (0 passes without it);
- * the time from the ring to the hand-back is measured and printed, not judged. The kernel
- * sends once it sees the server's sleeping flag; a request that the server's last look
- * before its sleep served rang no sleeper and was not lost: the launch is repeated (at most
- * 20 times).
+ * the time from the ring to the hand-back is measured and printed, not judged. A ring that
+ * came while the server was awake was not lost: the launch is repeated (at most 20 times).
  * The control turns the poll's recovery off: the request stays unserved for five poll
  * intervals, which the same check refuses; then the hook lets go and the launch ends.
  */

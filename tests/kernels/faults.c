@@ -23,16 +23,10 @@ static uint64_t next_random(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/*
- * out[0]: 1 if the echo came back right. The echo waits for the server's sleeping flag, so
- * that its ring reaches a server on its way to sleep whatever the machine's pace; sent at
- * once, it raced the server's way there (faults_test's doorbell test).
- */
+/* out[0]: 1 if the echo came back right. */
 DEVRT_KERNEL1(echo_once, uint32_t *, out)
 {
     static const uint8_t message[] = "a request whose doorbell is lost";
-    while (!__atomic_load_n(&devrt_kernel_state()->rpc->doorbell->sleeping, __ATOMIC_RELAXED))
-        ;
     *out = devrt_rpc_echo(message, sizeof message) == devrt_rpc_checksum(message, sizeof message);
 }
 
